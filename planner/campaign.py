@@ -1,0 +1,292 @@
+"""`plan_campaign`: the one pure function every front end calls."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+
+from planner import discipline
+from planner.catalog import Card, Catalog
+from planner.errors import InputError
+from planner.matrix import Config, RunSpec, configs, expand, fmt_value, memory_budget
+from planner.plan import (
+    Assumptions,
+    ConfigFigures,
+    NotFitting,
+    Plan,
+    PlanCampaign,
+    Run,
+    Summary,
+    TableRow,
+)
+from planner.preset import Preset, Training
+from planner.schedule import Placement, schedule
+
+
+def fingerprint(preset: Preset) -> str:
+    """SHA-256 of the preset's canonical JSON form."""
+    canon = json.dumps(preset.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canon.encode()).hexdigest()
+
+
+def campaign_id(preset: Preset, fp: str | None = None) -> str:
+    """The campaign's stable id: the preset's own, or its name and a short fingerprint."""
+    if preset.campaign.id:
+        return preset.campaign.id
+    return f"{preset.campaign.name}-{(fp or fingerprint(preset))[:6]}"
+
+
+def _version(v: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in v.split("."))
+
+
+def check(preset: Preset, catalog: Catalog, source: str | None = None) -> tuple[Card, list[str]]:
+    """Checks that need the catalog or span sections; returns the card and the warnings.
+
+    Raises InputError naming the field for anything that must stop the plan.
+    """
+    c = preset.campaign
+    card = catalog.get(c.card, file=source, field="campaign.card")
+    warnings: list[str] = []
+    order = preset.order
+    if _version(order.cuda) < _version(card.min_cuda):
+        raise InputError(
+            f"CUDA {order.cuda} cannot target {card.name} ({card.sm}); it needs CUDA "
+            f">= {card.min_cuda}", file=source, field="order.cuda")
+    if _version(order.pytorch)[:2] < _version(card.min_pytorch):
+        raise InputError(
+            f"PyTorch {order.pytorch} has no kernels for {card.name} ({card.sm}); it needs "
+            f"PyTorch >= {card.min_pytorch}", file=source, field="order.pytorch")
+    training = preset.training
+    if training is not None:
+        section = c.kind
+        for finding in discipline.check(training, section):
+            if not finding.waived:
+                raise InputError(finding.message + " (set waive_one_factor = \"reason\" on "
+                                 "the variant to accept it with a warning)",
+                                 file=source, field=finding.field)
+            idx = finding.field.split("[")[1].split("]")[0]
+            reason = training.variants[int(idx)].waive_one_factor
+            warnings.append(f"{finding.message}; waived: {reason}")
+        if training.cards_per_run > c.cards:
+            raise InputError(
+                f"{training.cards_per_run} cards per run, but only {c.cards} rented",
+                file=source, field=f"{section}.cards_per_run")
+        if c.cards % training.cards_per_run:
+            idle = c.cards % training.cards_per_run
+            warnings.append(
+                f"{c.cards} cards in runs of {training.cards_per_run}: {idle} card"
+                f"{'s' if idle > 1 else ''} can only take a run when others are free too")
+    return card, warnings
+
+
+def _command(template: str, source: str | None, field: str, **values: object) -> str:
+    try:
+        return template.format(**values)
+    except (KeyError, IndexError, AttributeError) as exc:
+        raise InputError(f"placeholder {exc} has no value for this run", file=source,
+                         field=field) from None
+
+
+def _training_runs(preset: Preset, training: Training, cid: str, specs: list[RunSpec],
+                   placed: list[Placement | None], earliest: list[float], offset: float,
+                   source: str | None) -> tuple[list[Run], list[NotFitting]]:
+    section = preset.campaign.kind
+    runs: list[Run] = []
+    missing: list[NotFitting] = []
+    horizon = preset.campaign.hours - preset.overheads.safety_margin_hours
+    rob_by_name = {r.name: r for r in training.robustness}
+    for spec, place, first in zip(specs, placed, earliest, strict=True):
+        cfg = spec.config
+        if place is None:
+            missing.append(NotFitting(id=spec.id, reason=_why(spec, specs, placed, first + offset,
+                                                               offset, horizon)))
+            continue
+        if len(cfg.changes) == 1:
+            ((factor, value),) = cfg.changes.items()
+        else:
+            factor = "+".join(cfg.changes)
+            value = "+".join(fmt_value(v) for v in cfg.changes.values())
+        train_id = specs[spec.depends_on].id if spec.depends_on >= 0 else spec.id
+        ckpt = f"{training.checkpoint_root}/{train_id}"
+        export = f"{training.export_root}/{spec.id}"
+        resume = f"{ckpt}/latest"
+        eff = cfg.micro_batch * cfg.accumulation * spec.cards
+        template = (rob_by_name[spec.robustness].command if spec.robustness
+                    else training.command)
+        field = (f"{section}.robustness.command" if spec.robustness else f"{section}.command")
+        command = _command(
+            template, source, field,
+            run_id=spec.id, campaign_id=cid, variant=cfg.name, seed=spec.seed,
+            factor=factor, value=fmt_value(value),
+            factors={k: fmt_value(v) for k, v in cfg.factors.items()},
+            overrides=" ".join(f"{k}={fmt_value(v)}" for k, v in cfg.factors.items()),
+            checkpoint_dir=ckpt, resume=resume, export_name=export, steps=spec.steps,
+            micro_batch=cfg.micro_batch, accumulation=cfg.accumulation, effective_batch=eff,
+        )
+        runs.append(Run(
+            id=spec.id, kind=spec.kind, variant=cfg.name, factor=factor, value=value,
+            seed=spec.seed, card=list(place.cards),
+            start_h=round(place.start + offset, 4), end_h=round(place.end + offset, 4),
+            steps=spec.steps, micro_batch=cfg.micro_batch, accumulation=cfg.accumulation,
+            effective_batch=eff, checkpoint_dir=ckpt, export_name=export, command=command,
+            resume=resume, depends_on=specs[spec.depends_on].id if spec.depends_on >= 0 else "",
+            max_retries=training.max_retries,
+        ))
+    return runs, missing
+
+
+def _why(spec: RunSpec, specs: list[RunSpec], placed: list[Placement | None], first: float,
+         offset: float, horizon: float) -> str:
+    if not spec.config.fits:
+        return spec.config.reason
+    if spec.depends_on >= 0 and placed[spec.depends_on] is None:
+        return f"evaluates {specs[spec.depends_on].id}, which does not fit"
+    usable = horizon - offset
+    if spec.duration_h > usable:
+        return (f"needs {spec.duration_h:.1f} h but the usable window is {usable:.1f} h: it "
+                f"cannot finish even alone")
+    who = "a card frees up" if spec.cards == 1 else f"{spec.cards} cards free up"
+    return (f"needs {spec.duration_h:.1f} h; {who} at hour {first:.1f} at the earliest, so it "
+            f"would end at hour {first + spec.duration_h:.1f}, after the usable window closes "
+            f"at hour {horizon:g}")
+
+
+def plan_campaign(preset: Preset, catalog: Catalog, *, created: datetime | None = None,
+                  source: str | None = None) -> Plan:
+    """Plan a campaign: validate it against the catalog, order its runs information-first,
+    place them on the cards inside the usable window, and sum up what fits.
+
+    `source` names the preset file in error messages. Raises InputError on bad input.
+    """
+    card, warnings = check(preset, catalog, source)
+    c, o = preset.campaign, preset.overheads
+    fp = fingerprint(preset)
+    cid = campaign_id(preset, fp)
+    offset = o.stack_check_hours
+    until = c.hours - o.safety_margin_hours
+    usable = until - offset
+    if usable <= 0:
+        raise InputError(
+            f"stack check ({o.stack_check_hours:g} h) and safety margin "
+            f"({o.safety_margin_hours:g} h) leave no usable time in a {c.hours:g} h window",
+            file=source, field="overheads")
+    stamp = (created or datetime.now(UTC)).replace(microsecond=0).isoformat()
+    price = c.price_per_card_hour if c.price_per_card_hour is not None else card.price_per_card_hour
+    campaign = PlanCampaign(
+        id=cid, name=c.name, kind=c.kind, created=stamp, card=c.card, card_name=card.name,
+        cards=c.cards, window_hours=c.hours, usable_hours=round(usable, 4),
+        usable_from_h=offset, usable_until_h=until, fingerprint=fp,
+        price_per_card_hour=price, currency=c.currency,
+    )
+    if preset.embedding is not None:
+        from planner.embedding import plan_embedding
+
+        return plan_embedding(preset, card, campaign, warnings, source)
+    training = preset.training
+    assert training is not None
+    cfgs = configs(training, c.card, card, catalog, o)
+    specs = expand(training, cfgs, cid, o)
+    fitting = [s.config.fits for s in specs]
+    # Configurations that do not fit memory never reach the scheduler, and neither do
+    # evaluations of them.
+    earliest: list[float] = []
+    placed = schedule(
+        [s.duration_h if ok else float("inf") for s, ok in zip(specs, fitting, strict=True)],
+        [s.cards for s in specs], c.cards, usable,
+        [s.depends_on for s in specs], earliest,
+    )
+    runs, missing = _training_runs(preset, training, cid, specs, placed, earliest, offset,
+                                   source)
+    decisions = [cfg.decision for cfg in cfgs if cfg.decision]
+    warnings += _training_warnings(cfgs, runs, missing)
+    summary = summarize(preset, training, cfgs, specs, runs, usable, price)
+    figures = [
+        ConfigFigures(config=cfg.name, step_time_s=cfg.step_time, peak_memory_gib=cfg.peak_memory,
+                      planned_peak_gib=round(cfg.peak_gib, 3), micro_batch=cfg.micro_batch,
+                      accumulation=cfg.accumulation, fits=cfg.fits)
+        for cfg in cfgs
+    ]
+    assumptions = Assumptions(overheads=o, card_memory_gib=card.memory_gib,
+                              memory_budget_gib=memory_budget(card, o), figures=figures)
+    return Plan(campaign=campaign, assumptions=assumptions, runs=runs, not_fitting=missing,
+                decisions=decisions, warnings=warnings, summary=summary)
+
+
+def _training_warnings(cfgs: list[Config], runs: list[Run], missing: list[NotFitting]) -> list[str]:
+    out: list[str] = []
+    entered = [cfg.name for cfg in cfgs if cfg.step_time.source == "entered"
+               or cfg.peak_memory.source == "entered"]
+    if entered:
+        out.append(
+            f"{len(entered)} of {len(cfgs)} configurations rest on `entered` figures "
+            f"({', '.join(entered[:4])}{', …' if len(entered) > 4 else ''}): replace them with "
+            "measured ones before ordering")
+    if not cfgs[0].fits:
+        out.append("the baseline does not fit the card: no variant can be compared to it")
+    for cfg in cfgs:
+        if cfg.decision:
+            out.append(f"{cfg.name} runs at a reduced micro-batch (see decisions)")
+    if not runs:
+        out.append("no run fits the window")
+    elif missing:
+        out.append(f"{len(missing)} of {len(runs) + len(missing)} runs do not fit "
+                   "(see not fitting)")
+    return out
+
+
+def summarize(preset: Preset, training: Training, cfgs: list[Config], specs: list[RunSpec],
+              runs: list[Run], usable: float, price: float | None) -> Summary:
+    """Headline figures of a training plan."""
+    by_id = {r.id: r for r in runs}
+    ends: dict[tuple[str, int], float | None] = {
+        (s.config.name, s.seed): (by_id[s.id].end_h if s.id in by_id else None)
+        for s in specs if s.kind == "train"
+    }
+    table = [
+        TableRow(
+            variant=cfg.name,
+            complete_seeds=[s for s in training.seeds if ends[(cfg.name, s)] is not None],
+            missing_seeds=[s for s in training.seeds if ends[(cfg.name, s)] is None],
+        )
+        for cfg in cfgs
+    ]
+    complete = []
+    for seed in training.seeds:
+        seed_ends = [ends[(cfg.name, seed)] for cfg in cfgs]
+        if all(e is not None for e in seed_ends):
+            complete.append((max(e for e in seed_ends if e is not None), seed))
+    busy = sum((r.end_h - r.start_h) * len(r.card) for r in runs)
+    matrix_fit = sum(1 for e in ends.values() if e is not None)
+    return _summary(preset, usable, price, busy, runs, len(specs),
+                    matrix_runs=len(ends), matrix_fit=matrix_fit, table=table,
+                    first=min(complete) if complete else None, per_run=matrix_fit or None)
+
+
+def _summary(preset: Preset, usable: float, price: float | None, busy: float, runs: list[Run],
+             total: int, *, matrix_runs: int = 0, matrix_fit: int = 0,
+             table: list[TableRow] | None = None, first: tuple[float, int] | None = None,
+             per_run: int | None = None) -> Summary:
+    c = preset.campaign
+    bought = c.hours * c.cards
+    usable_ch = usable * c.cards
+    cost = None if price is None else round(price * bought, 2)
+    return Summary(
+        card_hours_bought=round(bought, 4),
+        reserved_hours=round(c.hours - usable, 4),
+        usable_card_hours=round(usable_ch, 4),
+        busy_card_hours=round(busy, 4),
+        idle_card_hours=round(usable_ch - busy, 4),
+        utilization=round(busy / usable_ch, 4) if usable_ch else 0.0,
+        runs_total=total,
+        runs_scheduled=len(runs),
+        matrix_runs=matrix_runs,
+        matrix_runs_fit=matrix_fit,
+        makespan_h=max((r.end_h for r in runs), default=0.0),
+        table=table or [],
+        first_complete_seed=first[1] if first else None,
+        first_complete_seed_end_h=first[0] if first else None,
+        cost_total=cost,
+        cost_per_matrix_run=(round(cost / per_run, 2) if cost is not None and per_run else None),
+    )

@@ -1,0 +1,187 @@
+"""Command-line front end: headless planning and the small helper commands.
+
+Bad input of any kind ends with one line on stderr naming the file and the field, exit
+code 2, and nothing written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+
+from planner.errors import InputError
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "presets": ("planner.cli", "cmd_presets"),
+    "cards": ("planner.cli", "cmd_cards"),
+    "schema": ("planner.cli", "cmd_schema"),
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with usage errors as one line and exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise InputError(message, field=self.prog.split()[-1] if " " in self.prog else "")
+
+
+def plan_parser() -> argparse.ArgumentParser:
+    """Arguments of the headless plan command."""
+    p = _Parser(
+        prog="campaign-planner",
+        description="Plan what fits in a GPU rental window, from a preset, and export the "
+                    "plan and the matching order.",
+        epilog="Other commands: `campaign-planner presets` (shipped presets), "
+               "`campaign-planner cards` (the card catalog), `campaign-planner schema` "
+               "(the preset's JSON Schema).",
+    )
+    p.add_argument("--preset", metavar="NAME|PATH",
+                   help="shipped preset name (see `presets`) or a preset file; "
+                        "default: ablation-7d")
+    p.add_argument("--out", metavar="DIR", help="write DIR/plan.toml and DIR/order.toml")
+    p.add_argument("--force", action="store_true", help="overwrite existing plan files")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--catalog", metavar="FILE",
+                   help="your own card catalog (adds cards, or prices shipped ones)")
+    p.add_argument("--created", metavar="ISO8601",
+                   help="timestamp recorded in the plan (default: now); fixes the output "
+                        "for byte-identical exports")
+    p.add_argument("--contact-name", metavar="NAME", help="order contact name")
+    p.add_argument("--contact-email", metavar="EMAIL", help="order contact email")
+    return p
+
+
+def _created(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        stamp = datetime.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"not an ISO 8601 date-time: {text!r}", field="--created") from None
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+
+
+def _contact(name: str | None, email: str | None) -> object | None:
+    if name is None and email is None:
+        return None
+    if not name or not email:
+        raise InputError("give both --contact-name and --contact-email",
+                         field="--contact-name" if not name else "--contact-email")
+    from pydantic import ValidationError
+
+    from planner.preset import Contact
+
+    try:
+        return Contact(name=name, email=email)
+    except ValidationError as exc:
+        raise InputError(exc.errors()[0]["msg"].removeprefix("Value error, "),
+                         field="--contact-email") from None
+
+
+def cmd_plan(argv: Sequence[str]) -> int:
+    """Plan a preset headlessly; print the summary; export when --out is given."""
+    args = plan_parser().parse_args(argv)
+    from planner.campaign import plan_campaign
+    from planner.catalog import load_catalog
+    from planner.export import write_exports
+    from planner.loading import DEFAULT_PRESET, load_preset
+    from planner.order import make_order
+
+    contact = _contact(args.contact_name, args.contact_email)
+    created = _created(args.created)
+    preset, source = load_preset(args.preset or DEFAULT_PRESET)
+    catalog = load_catalog(args.catalog)
+    plan = plan_campaign(preset, catalog, created=created, source=source)
+    card = catalog.get(preset.campaign.card)
+    order, order_warnings = make_order(preset, plan, card, contact)  # type: ignore[arg-type]
+    if order_warnings:
+        plan = plan.model_copy(update={"warnings": [*plan.warnings, *order_warnings]})
+    written = write_exports(args.out, plan, order, force=args.force) if args.out else []
+    if args.json:
+        doc = plan.model_dump(mode="json", exclude={"runs", "assumptions"})
+        doc["order"] = order.model_dump(mode="json")
+        doc["written"] = [str(p) for p in written]
+        print(json.dumps(doc, indent=2))
+        return 0
+    from planner.render import render
+
+    print(render(plan))
+    if written:
+        print(f"\nWrote {written[0]} and {written[1]}")
+    else:
+        print("\nNothing written: pass --out DIR to export plan.toml and order.toml")
+    return 0
+
+
+def cmd_presets(argv: Sequence[str]) -> int:
+    """List shipped presets, one line each."""
+    _Parser(prog="campaign-planner presets",
+            description="List the presets shipped with campaign-planner.").parse_args(argv)
+    from planner.loading import DEFAULT_PRESET, shipped_presets
+
+    presets = shipped_presets()
+    width = max(map(len, presets))
+    for name, line in presets.items():
+        mark = " (default)" if name == DEFAULT_PRESET else ""
+        print(f"{name:<{width}}  {line}{mark}")
+    return 0
+
+
+def cmd_cards(argv: Sequence[str]) -> int:
+    """List the card catalog."""
+    p = _Parser(prog="campaign-planner cards", description="List the card catalog.")
+    p.add_argument("--catalog", metavar="FILE", help="your own catalog, merged in")
+    args = p.parse_args(argv)
+    from planner.catalog import load_catalog
+
+    catalog = load_catalog(args.catalog)
+    print(f"{'key':<13} {'memory':>7} {'BW GB/s':>8} {'BF16 TF':>8}  {'arch':<14} {'CC':<6} "
+          f"price/h  name")
+    for key, c in catalog.cards.items():
+        price = f"{c.price_per_card_hour:g}" if c.price_per_card_hour is not None else "—"
+        print(f"{key:<13} {c.memory_gib:>4g} GB {c.bandwidth_gbps:>8g} {c.bf16_tflops:>8g}  "
+              f"{c.architecture:<14} {c.sm:<6} {price:>7}  {c.name}")
+    return 0
+
+
+def cmd_schema(argv: Sequence[str]) -> int:
+    """Print the preset's JSON Schema."""
+    _Parser(prog="campaign-planner schema",
+            description="Print the JSON Schema of a preset file.").parse_args(argv)
+    from planner.preset import Preset
+
+    print(json.dumps(Preset.model_json_schema(), indent=2))
+    return 0
+
+
+def _dispatch(argv: list[str]) -> Callable[[Sequence[str]], int] | None:
+    if argv and argv[0] in COMMANDS:
+        module, name = COMMANDS[argv[0]]
+        mod = __import__(module, fromlist=[name])
+        return getattr(mod, name)  # type: ignore[no-any-return]
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `campaign-planner`."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        command = _dispatch(args)
+        if command is not None:
+            return command(args[1:])
+        return cmd_plan(args)
+    except InputError as exc:
+        print(f"campaign-planner: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("campaign-planner: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+"""Padding accounting for embedding batches, from a corpus's token-length summary.
+
+Without the corpus at hand, lengths are drawn deterministically from the summary's
+quantiles (piecewise-linear between min, p50, p90, p99 and max), truncated, and both
+batching strategies are played on that sample; figures are scaled to the corpus size.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from planner.preset import TokenLengths
+
+SAMPLE = 20_000
+
+
+@dataclass(frozen=True)
+class Batching:
+    """What one batching strategy costs over the whole corpus."""
+
+    strategy: str
+    batches: int
+    useful_tokens: int
+    padded_tokens: int
+
+    @property
+    def padding_fraction(self) -> float:
+        """Share of computed tokens that are padding."""
+        return 1.0 - self.useful_tokens / self.padded_tokens if self.padded_tokens else 0.0
+
+
+def sample_lengths(lengths: TokenLengths, n: int, truncation: int) -> list[int]:
+    """`n` token lengths spread evenly over the summary's quantiles, truncated, in a fixed
+    shuffled order that stands for the corpus's original order."""
+    knots = [(0.0, lengths.min), (0.5, lengths.p50), (0.9, lengths.p90), (0.99, lengths.p99),
+             (1.0, lengths.max)]
+    out: list[int] = []
+    j = 0
+    for i in range(n):
+        u = (i + 0.5) / n
+        while knots[j + 1][0] < u:
+            j += 1
+        (u0, x0), (u1, x1) = knots[j], knots[j + 1]
+        x = x0 + (x1 - x0) * (u - u0) / (u1 - u0)
+        out.append(max(1, min(truncation, round(x))))
+    # The longest document is always in the corpus; keep it in the sample so worst-case
+    # batches are counted.
+    out[-1] = max(1, min(truncation, lengths.max))
+    random.Random(0).shuffle(out)
+    return out
+
+
+def original_order(lens: Sequence[int], batch_size: int) -> tuple[int, int]:
+    """(batches, padded tokens) for fixed-size batches in the given order."""
+    padded = 0
+    batches = 0
+    for i in range(0, len(lens), batch_size):
+        chunk = lens[i : i + batch_size]
+        padded += max(chunk) * len(chunk)
+        batches += 1
+    return batches, padded
+
+
+def length_grouped(lens: Sequence[int], token_budget: int) -> tuple[int, int]:
+    """(batches, padded tokens) for batches of similar length: longest first, each batch
+    filled while padded length × size stays within the budget."""
+    ordered = sorted(lens, reverse=True)
+    padded = 0
+    batches = 0
+    i = 0
+    n = len(ordered)
+    while i < n:
+        width = ordered[i]
+        size = max(1, token_budget // width)
+        size = min(size, n - i)
+        padded += width * size
+        batches += 1
+        i += size
+    return batches, padded
+
+
+def estimate(lengths: TokenLengths, documents: int, truncation: int, batch_size: int,
+             token_budget: int) -> dict[str, Batching]:
+    """Both strategies over the whole corpus, scaled from a deterministic sample."""
+    n = min(documents, SAMPLE)
+    lens = sample_lengths(lengths, n, truncation)
+    scale = documents / n
+    useful = round(sum(lens) * scale)
+    out: dict[str, Batching] = {}
+    for name, (batches, padded) in (
+        ("original", original_order(lens, batch_size)),
+        ("length-grouped", length_grouped(lens, token_budget)),
+    ):
+        out[name] = Batching(name, max(1, round(batches * scale)), useful,
+                             max(useful, round(padded * scale)))
+    return out

@@ -1,0 +1,258 @@
+"""The Plan: what every front end shows, and what `plan.toml` holds."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import ConfigDict
+
+from planner.costs import Figure
+from planner.model import Strict
+from planner.preset import FactorValue, Overheads
+
+
+class Out(Strict):
+    """Output models are built by the planner, not parsed from people, so lax types are fine."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=False,
+                              use_attribute_docstrings=True)
+
+
+class PlanCampaign(Out):
+    """The rental and its usable window."""
+
+    id: str
+    """Stable campaign id: carried by every run id, checkpoint folder and export name."""
+    name: str
+    """Campaign name from the preset."""
+    kind: Literal["ablation", "embedding", "adaptation"]
+    """Campaign kind."""
+    created: str
+    """When the plan was made (ISO 8601)."""
+    card: str
+    """Card model (catalog key)."""
+    card_name: str
+    """Card model in full."""
+    cards: int
+    """Cards rented."""
+    window_hours: float
+    """Rental window."""
+    usable_hours: float
+    """Window less the stack check at the start and the safety margin at the end."""
+    usable_from_h: float
+    """Hour the first run may start (after the stack check)."""
+    usable_until_h: float
+    """Hour every run must have ended by (before the safety margin)."""
+    fingerprint: str
+    """SHA-256 of the preset's canonical form."""
+    price_per_card_hour: float | None = None
+    """Price of one card-hour, when known."""
+    currency: str = "USD"
+    """Currency of the price."""
+
+
+class ConfigFigures(Out):
+    """Figures behind one configuration, each with its provenance."""
+
+    config: str
+    """`baseline` or the variant's name."""
+    step_time_s: Figure
+    """Seconds per optimizer step."""
+    peak_memory_gib: Figure
+    """Peak device memory at the workload's micro-batch."""
+    planned_peak_gib: float
+    """Peak expected as planned (after any micro-batch reduction)."""
+    micro_batch: int
+    """Micro-batch as planned."""
+    accumulation: int
+    """Accumulation as planned."""
+    fits: bool
+    """Whether the configuration fits the card's memory."""
+
+
+class Assumptions(Out):
+    """Every overhead and figure the plan rests on."""
+
+    overheads: Overheads
+    """Overheads from the preset."""
+    card_memory_gib: float
+    """Memory of the card."""
+    memory_budget_gib: float
+    """Memory a run may use: card memory less the margin."""
+    figures: list[ConfigFigures] = []
+    """Training figures per configuration."""
+    throughput_tokens_per_s: Figure | None = None
+    """Embedding throughput per card."""
+
+
+class Run(Out):
+    """One scheduled run."""
+
+    id: str
+    """Run id: campaign id, configuration, seed (and control)."""
+    kind: Literal["train", "robustness", "embed"]
+    """Training run, robustness evaluation, or embedding shard."""
+    variant: str
+    """`baseline` or the variant's name (embedding: `v` and the version)."""
+    factor: str
+    """The factor changed from the baseline (empty for the baseline)."""
+    value: FactorValue
+    """Its new value (empty for the baseline)."""
+    seed: int | None = None
+    """Seed (training and robustness runs)."""
+    version: int | None = None
+    """Representation version (embedding shards)."""
+    shard: int | None = None
+    """Shard index (embedding shards)."""
+    card: list[int]
+    """0-based indices of the cards it runs on."""
+    start_h: float
+    """Start, in hours from the window's start."""
+    end_h: float
+    """Planned end, in hours from the window's start."""
+    steps: int
+    """Optimizer steps (0 for evaluations and embedding shards)."""
+    micro_batch: int
+    """Micro-batch per card."""
+    accumulation: int
+    """Gradient accumulation."""
+    effective_batch: int
+    """micro_batch × accumulation × cards."""
+    checkpoint_dir: str
+    """Folder of this run's checkpoints, named by run id."""
+    export_name: str
+    """Name of the run's final export, carrying the run id."""
+    command: str
+    """Command that runs it, placeholders filled."""
+    resume: str
+    """Path a relaunch resumes from (its latest checkpoint)."""
+    depends_on: str = ""
+    """Run that must finish first (robustness evaluations)."""
+    max_retries: int = 0
+    """Retries before the run is marked failed."""
+
+
+class NotFitting(Out):
+    """A run left out, and why."""
+
+    id: str
+    """Run id."""
+    reason: str
+    """Why it is not scheduled."""
+
+
+class TableRow(Out):
+    """One row of the variant × seed table."""
+
+    variant: str
+    """`baseline` or the variant's name."""
+    complete_seeds: list[int]
+    """Seeds whose run of this configuration is scheduled to complete."""
+    missing_seeds: list[int]
+    """Seeds whose run does not fit."""
+
+
+class Summary(Out):
+    """The headline figures."""
+
+    card_hours_bought: float
+    """Window × cards."""
+    reserved_hours: float
+    """Stack check plus safety margin, per card."""
+    usable_card_hours: float
+    """Usable hours × cards."""
+    busy_card_hours: float
+    """Card-hours with a run on them."""
+    idle_card_hours: float
+    """Usable card-hours with nothing on them."""
+    utilization: float
+    """Busy ÷ usable card-hours."""
+    runs_total: int
+    """Runs in the campaign (matrix, controls, or shards)."""
+    runs_scheduled: int
+    """Runs that fit."""
+    matrix_runs: int
+    """Training runs in the matrix (baseline + variants) × seeds."""
+    matrix_runs_fit: int
+    """Training runs of the matrix that fit."""
+    makespan_h: float
+    """Hour the last scheduled run ends."""
+    table: list[TableRow] = []
+    """The variant × seed table."""
+    first_complete_seed: int | None = None
+    """First seed whose whole matrix completes."""
+    first_complete_seed_end_h: float | None = None
+    """Hour that seed's last run ends."""
+    cost_total: float | None = None
+    """Price × card-hours bought, when a price is known."""
+    cost_per_matrix_run: float | None = None
+    """Total cost ÷ training runs that fit, when a price is known."""
+
+
+class BatchingFigures(Out):
+    """Padding accounting of one batching strategy."""
+
+    strategy: Literal["original", "length-grouped"]
+    """Which strategy."""
+    batches: int
+    """Batches over the corpus."""
+    useful_tokens: int
+    """Non-padding tokens."""
+    padded_tokens: int
+    """Tokens computed, padding included."""
+    padding_fraction: float
+    """Share of padding."""
+    hours_per_version: float
+    """Card-hours ÷ cards for one pass with this strategy."""
+
+
+class EmbeddingPlan(Out):
+    """The fixed settings and the expected counts of an embedding campaign."""
+
+    model: str
+    """Embedding model, fixed for the campaign."""
+    tokenizer: str
+    """Tokenizer, fixed."""
+    truncation_tokens: int
+    """Truncation, fixed."""
+    pooling: str
+    """Pooling, fixed."""
+    normalization: str
+    """Normalization, fixed."""
+    settings_fingerprint: str
+    """SHA-256 over model, tokenizer, truncation, pooling and normalization."""
+    batching: str
+    """Strategy planned."""
+    documents: int
+    """Documents per version."""
+    lengths_source: str
+    """Where the token lengths came from."""
+    strategies: list[BatchingFigures]
+    """Both strategies side by side."""
+    versions_wanted: int
+    """Representation versions asked for."""
+    versions_fit: int
+    """Complete versions that fit the window."""
+    documents_fit_first_version: int
+    """Documents of the first version that fit (all of them when it fits)."""
+
+
+class Plan(Out):
+    """A planned campaign."""
+
+    campaign: PlanCampaign
+    """The rental."""
+    assumptions: Assumptions
+    """What the plan rests on."""
+    runs: list[Run]
+    """Scheduled runs, in plan order."""
+    not_fitting: list[NotFitting]
+    """Runs left out, with reasons."""
+    decisions: list[str] = []
+    """Documented changes the planner made (micro-batch reductions)."""
+    warnings: list[str] = []
+    """Things the user should know before ordering."""
+    summary: Summary
+    """Headline figures."""
+    embedding: EmbeddingPlan | None = None
+    """Embedding settings and counts (embedding campaigns)."""

@@ -1,0 +1,58 @@
+"""Reading TOML with clear errors, and writing files atomically."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from planner.errors import InputError
+
+
+def read_toml(path: str | Path) -> dict[str, Any]:
+    """Parse a TOML file; a missing file or bad syntax becomes an InputError naming it."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise InputError("file not found", file=p) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a TOML file", file=p) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", file=p) from None
+    return parse_toml(raw, p)
+
+
+def parse_toml(raw: bytes | str, path: str | Path) -> dict[str, Any]:
+    """Parse TOML text, reporting syntax errors against `path`."""
+    try:
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", file=path) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"not valid TOML: {exc}", file=path) from None
+
+
+def write_atomic(path: str | Path, text: str, *, force: bool = False) -> None:
+    """Write `text` to `path` via a temporary file and rename, so a reader never sees half.
+
+    Refuses to replace an existing file unless `force` is set.
+    """
+    p = Path(path)
+    if p.exists() and not force:
+        raise InputError("already exists; pass --force to overwrite it", file=p)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,36 @@
+"""Shared fixtures: presets as dicts to edit, and helpers to plan them."""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from datetime import UTC, datetime
+from importlib import resources
+from typing import Any
+
+import pytest
+
+from planner.campaign import plan_campaign
+from planner.catalog import Catalog, load_catalog
+from planner.loading import parse_preset
+from planner.plan import Plan
+
+CREATED = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def shipped(name: str) -> dict[str, Any]:
+    """A shipped preset as a dict, to edit in a test."""
+    raw = resources.files("presets").joinpath(f"{name}.toml").read_text(encoding="utf-8")
+    return copy.deepcopy(tomllib.loads(raw))
+
+
+def plan_dict(data: dict[str, Any], catalog: Catalog | None = None) -> Plan:
+    """Plan a preset given as a dict."""
+    preset = parse_preset(data, "test.toml")
+    return plan_campaign(preset, catalog or load_catalog(), created=CREATED, source="test.toml")
+
+
+@pytest.fixture
+def ablation() -> dict[str, Any]:
+    """The default preset, editable."""
+    return shipped("ablation-7d")

@@ -1,0 +1,31 @@
+"""Golden files: the exports of the default preset, byte for byte.
+
+Regenerate after a deliberate change with `UPDATE_GOLDEN=1 pytest tests/test_golden.py`,
+then read the diff before committing it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from planner.cli import main
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.mark.parametrize("preset", ["ablation-7d", "ablation-30d", "embedding-7d"])
+def test_exports_match_golden(tmp_path: Path, preset: str) -> None:
+    args = ["--preset", preset, "--created", "2026-01-01T00:00:00+00:00", "--out",
+            str(tmp_path), "--contact-name", "Ada Lovelace", "--contact-email",
+            "ada@example.org"]
+    assert main(args) == 0
+    for name in ("plan.toml", "order.toml"):
+        got = (tmp_path / name).read_text(encoding="utf-8")
+        golden = GOLDEN / preset / name
+        if os.environ.get("UPDATE_GOLDEN"):
+            golden.parent.mkdir(parents=True, exist_ok=True)
+            golden.write_text(got, encoding="utf-8")
+        assert got == golden.read_text(encoding="utf-8"), f"{preset}/{name} changed"

@@ -1,0 +1,29 @@
+"""A headless run, in a fresh interpreter, loads neither textual nor torch."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+CODE = """
+import sys
+from planner.cli import main
+rc = main(["--preset", "ablation-30d", "--out", sys.argv[1]])
+heavy = sorted(m for m in sys.modules if m.split(".")[0] in {"textual", "torch", "screens"})
+print(rc, heavy)
+"""
+
+
+def test_headless_run_imports_neither_textual_nor_torch(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-c", CODE, str(tmp_path / "o")], capture_output=True,
+                          text=True, check=True)
+    assert proc.stdout.strip().splitlines()[-1] == "0 []"
+
+
+def test_import_planner_alone_is_light() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys, planner; print(sorted(m for m in sys.modules "
+         "if m.split('.')[0] in {'textual','torch','screens','pydantic'}))"],
+        capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "[]"
