@@ -11,17 +11,17 @@ from planner.catalog import Card, Catalog
 from planner.errors import InputError
 from planner.matrix import Config, RunSpec, configs, expand, fmt_value, memory_budget
 from planner.plan import (
+    AdaptationPlan,
     Assumptions,
     ConfigFigures,
     NotFitting,
     Plan,
     PlanCampaign,
     Run,
-    Summary,
-    TableRow,
 )
 from planner.preset import Preset, Training
 from planner.schedule import Placement, schedule
+from planner.summary import summarize
 
 
 def fingerprint(preset: Preset) -> str:
@@ -124,6 +124,7 @@ def _training_runs(preset: Preset, training: Training, cid: str, specs: list[Run
             overrides=" ".join(f"{k}={fmt_value(v)}" for k, v in cfg.factors.items()),
             checkpoint_dir=ckpt, resume=resume, export_name=export, steps=spec.steps,
             micro_batch=cfg.micro_batch, accumulation=cfg.accumulation, effective_batch=eff,
+            **_adaptation_values(preset),
         )
         runs.append(Run(
             id=spec.id, kind=spec.kind, variant=cfg.name, factor=factor, value=value,
@@ -135,6 +136,14 @@ def _training_runs(preset: Preset, training: Training, cid: str, specs: list[Run
             max_retries=training.max_retries,
         ))
     return runs, missing
+
+
+def _adaptation_values(preset: Preset) -> dict[str, str]:
+    a = preset.adaptation
+    if a is None:
+        return {"base_model": "", "trained_parameters": "", "dataset": ""}
+    return {"base_model": a.base_model, "trained_parameters": a.trained_parameters,
+            "dataset": a.dataset}
 
 
 def _why(spec: RunSpec, specs: list[RunSpec], placed: list[Placement | None], first: float,
@@ -210,8 +219,9 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, created: datetime | None 
     ]
     assumptions = Assumptions(overheads=o, card_memory_gib=card.memory_gib,
                               memory_budget_gib=memory_budget(card, o), figures=figures)
+    adaptation = (AdaptationPlan(**_adaptation_values(preset)) if preset.adaptation else None)
     return Plan(campaign=campaign, assumptions=assumptions, runs=runs, not_fitting=missing,
-                decisions=decisions, warnings=warnings, summary=summary)
+                decisions=decisions, warnings=warnings, summary=summary, adaptation=adaptation)
 
 
 def _training_warnings(cfgs: list[Config], runs: list[Run], missing: list[NotFitting]) -> list[str]:
@@ -234,59 +244,3 @@ def _training_warnings(cfgs: list[Config], runs: list[Run], missing: list[NotFit
         out.append(f"{len(missing)} of {len(runs) + len(missing)} runs do not fit "
                    "(see not fitting)")
     return out
-
-
-def summarize(preset: Preset, training: Training, cfgs: list[Config], specs: list[RunSpec],
-              runs: list[Run], usable: float, price: float | None) -> Summary:
-    """Headline figures of a training plan."""
-    by_id = {r.id: r for r in runs}
-    ends: dict[tuple[str, int], float | None] = {
-        (s.config.name, s.seed): (by_id[s.id].end_h if s.id in by_id else None)
-        for s in specs if s.kind == "train"
-    }
-    table = [
-        TableRow(
-            variant=cfg.name,
-            complete_seeds=[s for s in training.seeds if ends[(cfg.name, s)] is not None],
-            missing_seeds=[s for s in training.seeds if ends[(cfg.name, s)] is None],
-        )
-        for cfg in cfgs
-    ]
-    complete = []
-    for seed in training.seeds:
-        seed_ends = [ends[(cfg.name, seed)] for cfg in cfgs]
-        if all(e is not None for e in seed_ends):
-            complete.append((max(e for e in seed_ends if e is not None), seed))
-    busy = sum((r.end_h - r.start_h) * len(r.card) for r in runs)
-    matrix_fit = sum(1 for e in ends.values() if e is not None)
-    return _summary(preset, usable, price, busy, runs, len(specs),
-                    matrix_runs=len(ends), matrix_fit=matrix_fit, table=table,
-                    first=min(complete) if complete else None, per_run=matrix_fit or None)
-
-
-def _summary(preset: Preset, usable: float, price: float | None, busy: float, runs: list[Run],
-             total: int, *, matrix_runs: int = 0, matrix_fit: int = 0,
-             table: list[TableRow] | None = None, first: tuple[float, int] | None = None,
-             per_run: int | None = None) -> Summary:
-    c = preset.campaign
-    bought = c.hours * c.cards
-    usable_ch = usable * c.cards
-    cost = None if price is None else round(price * bought, 2)
-    return Summary(
-        card_hours_bought=round(bought, 4),
-        reserved_hours=round(c.hours - usable, 4),
-        usable_card_hours=round(usable_ch, 4),
-        busy_card_hours=round(busy, 4),
-        idle_card_hours=round(usable_ch - busy, 4),
-        utilization=round(busy / usable_ch, 4) if usable_ch else 0.0,
-        runs_total=total,
-        runs_scheduled=len(runs),
-        matrix_runs=matrix_runs,
-        matrix_runs_fit=matrix_fit,
-        makespan_h=max((r.end_h for r in runs), default=0.0),
-        table=table or [],
-        first_complete_seed=first[1] if first else None,
-        first_complete_seed_end_h=first[0] if first else None,
-        cost_total=cost,
-        cost_per_matrix_run=(round(cost / per_run, 2) if cost is not None and per_run else None),
-    )

@@ -20,6 +20,7 @@ from planner.plan import (
 )
 from planner.preset import Embedding, Preset
 from planner.schedule import schedule
+from planner.summary import summary_figures
 
 
 def settings_fingerprint(e: Embedding) -> str:
@@ -33,8 +34,6 @@ def settings_fingerprint(e: Embedding) -> str:
 def plan_embedding(preset: Preset, card: Card, campaign: PlanCampaign, warnings: list[str],
                    source: str | None) -> Plan:
     """The embedding half of `plan_campaign`: one run per card per version."""
-    from planner.campaign import _summary
-
     e = preset.embedding
     assert e is not None
     o = preset.overheads
@@ -116,7 +115,7 @@ def plan_embedding(preset: Preset, card: Card, campaign: PlanCampaign, warnings:
                         f"{e.batching} ({est[other].padding_fraction:.0%} vs "
                         f"{chosen.padding_fraction:.0%} padding)")
     busy = sum((r.end_h - r.start_h) * len(r.card) for r in runs)
-    summary = _summary(preset, usable, campaign.price_per_card_hour, busy, runs, len(ids))
+    summary = summary_figures(preset, usable, campaign.price_per_card_hour, busy, runs, len(ids))
     emb = EmbeddingPlan(
         model=e.model, tokenizer=e.tokenizer, truncation_tokens=e.truncation_tokens,
         pooling=e.pooling, normalization=e.normalization,

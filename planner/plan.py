@@ -237,6 +237,17 @@ class EmbeddingPlan(Out):
     """Documents of the first version that fit (all of them when it fits)."""
 
 
+class AdaptationPlan(Out):
+    """What an adaptation campaign keeps associated in every run."""
+
+    base_model: str
+    """The pretrained model adapted."""
+    trained_parameters: str
+    """`full` or `adapter`."""
+    dataset: str
+    """The adaptation dataset."""
+
+
 class Plan(Out):
     """A planned campaign."""
 
@@ -256,3 +267,5 @@ class Plan(Out):
     """Headline figures."""
     embedding: EmbeddingPlan | None = None
     """Embedding settings and counts (embedding campaigns)."""
+    adaptation: AdaptationPlan | None = None
+    """Base model, trained parameters and dataset (adaptation campaigns)."""

@@ -22,7 +22,7 @@ _SLUG = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 TRAINING_PLACEHOLDERS = frozenset(
     {"run_id", "campaign_id", "variant", "seed", "factor", "value", "factors", "overrides",
      "checkpoint_dir", "resume", "export_name", "steps", "micro_batch", "accumulation",
-     "effective_batch"}
+     "effective_batch", "base_model", "trained_parameters", "dataset"}
 )
 EMBEDDING_PLACEHOLDERS = frozenset(
     {"run_id", "campaign_id", "version", "shard", "shards", "out_dir", "resume", "model",

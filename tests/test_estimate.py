@@ -151,3 +151,15 @@ def test_embedding_that_does_not_fit_says_how_many_documents_do() -> None:
     assert e is not None and e.versions_fit == 0
     assert 0 < e.documents_fit_first_version < 2_000_000
     assert len(plan.not_fitting) == 2
+
+
+def test_adaptation_keeps_base_model_parameters_and_data_together() -> None:
+    plan = plan_dict(shipped("adaptation-30d"))
+    assert plan.adaptation is not None
+    assert plan.adaptation.base_model == "llama-7b (local copy)"
+    assert plan.adaptation.trained_parameters == "adapter"
+    assert plan.adaptation.dataset == "support-tickets-v3"
+    train = [r for r in plan.runs if r.kind == "train"]
+    assert all('--base-model "llama-7b (local copy)"' in r.command
+               and "--dataset support-tickets-v3" in r.command and "--train adapter" in r.command
+               for r in train)
