@@ -6,11 +6,12 @@ from pathlib import Path
 from typing import Any
 
 import tomli_w
+from pydantic import ValidationError
 
-from planner.errors import InputError
+from planner.errors import InputError, from_validation
 from planner.order import Order
 from planner.plan import Plan
-from planner.tomlio import write_atomic
+from planner.tomlio import read_toml, write_atomic
 
 HEADER_PLAN = ("# campaign-planner plan: runs in plan order, times in hours from the window's "
                "start.\n# Run it on the rented machine; every figure's provenance is in "
@@ -54,3 +55,12 @@ def write_exports(out_dir: str | Path, plan: Plan, order: Order, *,
     for path, text in targets:
         write_atomic(path, text, force=True)
     return [p for p, _ in targets]
+
+
+def read_plan(path: str | Path) -> Plan:
+    """A `plan.toml` read back into a Plan; errors name the file and the field."""
+    data = read_toml(path)
+    try:
+        return Plan.model_validate(data)
+    except ValidationError as exc:
+        raise from_validation(exc, path) from None

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+SLUG = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+"""Names used in ids and paths: letters, digits, `.`, `_` and `-`, not starting with a dot."""
+
 
 class Strict(BaseModel):
     """Frozen, strict pydantic model: unknown keys refused, field docstrings as descriptions."""

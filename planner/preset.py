@@ -12,7 +12,7 @@ from typing import Literal, Self
 from pydantic import Field, field_validator, model_validator
 
 from planner.embedding_spec import Embedding, TokenLengths
-from planner.model import Strict
+from planner.model import SLUG, Strict
 from planner.training import (
     Adaptation,
     Baseline,
@@ -29,14 +29,13 @@ __all__ = [
     "Variant",
 ]
 Kind = Literal["ablation", "embedding", "adaptation"]
-_SLUG = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 
 class Campaign(Strict):
     """What is rented, for how long, and what kind of campaign runs on it."""
 
-    name: str = Field(pattern=_SLUG)
+    name: str = Field(pattern=SLUG)
     """Campaign name: letters, digits, `.`, `_` and `-`."""
-    id: str | None = Field(default=None, pattern=_SLUG)
+    id: str | None = Field(default=None, pattern=SLUG)
     """Stable campaign id carried by every run id; derived from the name and preset when unset."""
     kind: Kind
     """`ablation`, `embedding` or `adaptation`; the preset's matching section describes it."""

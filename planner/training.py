@@ -7,11 +7,10 @@ from typing import Literal, Self
 from pydantic import Field, field_validator, model_validator
 
 from planner.costs import Figure
-from planner.model import Strict
+from planner.model import SLUG, Strict
 from planner.templates import TRAINING_PLACEHOLDERS, check_template
 
 FactorValue = str | int | float | bool
-_SLUG = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 
 
 class Costed(Strict):
@@ -43,7 +42,7 @@ class Baseline(Costed):
 class Variant(Costed):
     """One ablation: the baseline with exactly one factor changed."""
 
-    name: str = Field(pattern=_SLUG)
+    name: str = Field(pattern=SLUG)
     """Variant name, used in run ids."""
     changes: dict[str, FactorValue]
     """The factor this variant changes and its new value, e.g. `{ loss = "ce" }`."""
@@ -55,7 +54,7 @@ class Variant(Costed):
 class Robustness(Strict):
     """An extra evaluation run on trained checkpoints, scheduled after all training."""
 
-    name: str = Field(pattern=_SLUG)
+    name: str = Field(pattern=SLUG)
     """Control name, used in run ids."""
     eval_minutes: float = Field(gt=0)
     """Duration of this evaluation for one trained run."""

@@ -29,3 +29,28 @@ def test_exports_match_golden(tmp_path: Path, preset: str) -> None:
             golden.parent.mkdir(parents=True, exist_ok=True)
             golden.write_text(got, encoding="utf-8")
         assert got == golden.read_text(encoding="utf-8"), f"{preset}/{name} changed"
+
+
+@pytest.mark.parametrize("preset", ["ablation-30d", "embedding-30d", "adaptation-30d"])
+def test_plan_toml_reads_back_to_the_same_plan(tmp_path: Path, preset: str) -> None:
+    from planner.campaign import plan_campaign
+    from planner.catalog import load_catalog
+    from planner.export import plan_toml, read_plan
+    from planner.loading import load_preset
+
+    p, _ = load_preset(preset)
+    plan = plan_campaign(p, load_catalog())
+    path = tmp_path / "plan.toml"
+    path.write_text(plan_toml(plan), encoding="utf-8")
+    assert read_plan(path) == plan
+
+
+def test_read_plan_names_file_and_field(tmp_path: Path) -> None:
+    from planner.errors import InputError
+    from planner.export import read_plan
+
+    path = tmp_path / "plan.toml"
+    path.write_text("[campaign]\nid = 3\n")
+    with pytest.raises(InputError) as info:
+        read_plan(path)
+    assert info.value.file == str(path) and info.value.field.startswith("campaign")
