@@ -18,6 +18,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "presets": ("planner.cli", "cmd_presets"),
     "cards": ("planner.cli", "cmd_cards"),
     "schema": ("planner.cli", "cmd_schema"),
+    "run": ("planner.run.cli", "cmd_run"),
+    "status": ("planner.run.cli", "cmd_status"),
+    "slurm": ("planner.run.cli", "cmd_slurm"),
 }
 
 

@@ -1,0 +1,293 @@
+"""The executor: runs a plan's runs on the machine's cards, journalling every change.
+
+Runs start in plan order; a card that frees takes the next run that is ready (a robustness
+evaluation is ready once the run it evaluates has finished). Each run is a process group
+led by a small launcher (`shim.py`) that records its command's exit status, so a run
+outlives an executor that dies and the next executor adopts it, or, when the run died too,
+relaunches it from its latest checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from planner.plan import Plan, Run
+from planner.run.journal import History, Journal, RunRecord, Workspace
+from planner.run.params import check_manifest, run_fingerprint, write_manifest
+from planner.run.procs import SHIM, alive, identity, launch_mode, run_env, signal_group
+from planner.run.status import span
+
+
+@dataclass
+class Active:
+    """A run whose process group is alive: started here, or adopted from a dead executor."""
+
+    run: Run
+    attempt: int
+    cards: list[int]
+    process: dict[str, Any]
+    proc: subprocess.Popen[bytes] | None
+    started: float
+    seen_checkpoint: float | None = None
+
+
+class Executor:
+    """One session of running a plan; the caller holds the lock and has opened the journal."""
+
+    def __init__(self, plan: Plan, plan_path: Path, ws: Workspace, journal: Journal,
+                 history: History, cards: list[int], *, poll: float = 1.0,
+                 grace: float = 30.0, out: TextIO = sys.stdout) -> None:
+        self.plan, self.plan_path, self.ws = plan, plan_path, ws
+        self.journal, self.history, self.cards = journal, history, cards
+        self.poll, self.grace, self.out = poll, grace, out
+        self.runs = {r.id: r for r in plan.runs}
+        self.fps = {r.id: run_fingerprint(r) for r in plan.runs}
+        self.active: dict[str, Active] = {}
+        self.blocked: dict[str, str] = {}
+        self.stop_signal: int | None = None
+        self.kill_now = False
+
+    # -- bookkeeping ---------------------------------------------------------------------
+    def say(self, message: str) -> None:
+        print(f"{time.strftime('%H:%M:%S')}  {message}", file=self.out, flush=True)
+
+    def record(self, run_id: str) -> RunRecord:
+        """The run's record under its current parameters (fresh when they changed)."""
+        rec = self.history.runs.get(run_id)
+        if rec is None or (rec.fingerprint and rec.fingerprint != self.fps.get(run_id)):
+            return RunRecord(run_id, attempts=rec.attempts if rec else 0)
+        return rec
+
+    def event(self, ev: str, **fields: Any) -> None:
+        self.history.apply(self.journal.append(ev, **fields))
+
+    # -- the loop ------------------------------------------------------------------------
+    def run(self) -> int:
+        """Run until every run has finished or failed, or a signal stops it; the exit code."""
+        previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT,
+                                                                    signal.SIGTERM)}
+        try:
+            self.recover()
+            while self.stop_signal is None:
+                self.reap()
+                self.observe()
+                if self.stop_signal is None:
+                    self.launch_ready()
+                if not self.active:
+                    break
+                time.sleep(self.poll)
+            if self.stop_signal is not None:
+                self.stop()
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+        return self.report()
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        # Only flags: the loop finishes whatever journal write it is in the middle of.
+        if self.stop_signal is not None:
+            self.kill_now = True
+        self.stop_signal = signum
+
+    def recover(self) -> None:
+        """Settle runs an earlier executor left running: adopt, record, or mark interrupted."""
+        for rid, rec in list(self.history.runs.items()):
+            if rec.state != "running":
+                continue
+            run = self.runs.get(rid)
+            token = rec.process.get("token") or ""
+            if self.ws.exit_record(rid, rec.attempts, token).exists() or not alive(rec.process):
+                if run is None:
+                    self.event("exited", run=rid, attempt=rec.attempts, code=None,
+                               outcome="interrupted")
+                    continue
+                self.finish(Active(run, rec.attempts, rec.cards, rec.process, None,
+                                   rec.started or 0.0))
+            elif run is None or rec.fingerprint != self.fps[rid]:
+                # Left running under parameters the accepted plan no longer has.
+                self.say(f"stopping {rid}: it runs with parameters no longer in the plan")
+                signal_group(rec.process["pid"], signal.SIGTERM)
+                self.event("exited", run=rid, attempt=rec.attempts, code=None,
+                           outcome="stopped")
+            else:
+                self.say(f"adopted {rid} (pid {rec.process['pid']}), still running from an "
+                         f"earlier executor")
+                self.active[rid] = Active(run, rec.attempts, rec.cards, rec.process, None,
+                                          rec.started or 0.0, self._checkpoint_mtime(run))
+
+    def dependency(self, run: Run) -> str:
+        """`ok`, `wait`, or why the run can never start."""
+        if not run.depends_on:
+            return "ok"
+        parent = run.depends_on
+        rec = self.record(parent) if parent in self.runs else self.history.runs.get(parent)
+        if rec is not None and rec.state == "finished":
+            return "ok"
+        if parent not in self.runs:
+            return f"it evaluates {parent}, which is not in the plan and has not finished"
+        if (rec is not None and rec.state == "failed") or parent in self.blocked:
+            return f"it evaluates {parent}, which failed"
+        return "wait"
+
+    def launch_ready(self) -> None:
+        """Start runs, in plan order, on the cards that are free."""
+        busy = {c for a in self.active.values() for c in a.cards}
+        free = [c for c in self.cards if c not in busy]
+        for run in self.plan.runs:
+            if not free:
+                return
+            if run.id in self.active or run.id in self.blocked:
+                continue
+            if self.record(run.id).state in ("finished", "failed"):
+                continue
+            why = self.dependency(run)
+            if why == "wait":
+                continue
+            if why != "ok":
+                self.blocked[run.id] = why
+                self.say(f"not starting {run.id}: {why}")
+                continue
+            need = len(run.card)
+            if need > len(free):
+                return  # plan order: later runs do not jump ahead of a wider one
+            take, free = free[:need], free[need:]
+            self.launch(run, take)
+
+    def _checkpoint_mtime(self, run: Run) -> float | None:
+        if run.kind != "train":  # others read or share a folder: nothing of their own to see
+            return None
+        try:
+            return (self.ws.workdir / run.resume).lstat().st_mtime
+        except OSError:
+            return None
+
+    def launch(self, run: Run, cards: list[int]) -> None:
+        wd = self.ws.workdir
+        problem = check_manifest(wd, run)
+        if problem:  # checked before the session too; this catches a folder changed since
+            self.blocked[run.id] = problem
+            self.say(f"refused: {problem}")
+            return
+        write_manifest(wd, run)
+        (wd / run.export_name).parent.mkdir(parents=True, exist_ok=True)
+        attempt = self.record(run.id).attempts + 1
+        token = secrets.token_hex(4)
+        exit_file = self.ws.exit_record(run.id, attempt, token)
+        exit_file.parent.mkdir(parents=True, exist_ok=True)
+        resume = wd / run.resume
+        resuming = resume.exists()
+        mode, args = launch_mode(run.command)
+        log_path = self.ws.log(run.id)
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(log_path, "ab") as log:
+            log.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} attempt {attempt} on "
+                      f"card(s) {cards} ({mode}); resume: "
+                      f"{run.resume if resuming else 'none'}\n".encode())
+            log.flush()
+            env = run_env(run, wd, cards, attempt, self.plan_path, self.plan.campaign.id)
+            proc = subprocess.Popen(
+                [sys.executable, "-I", str(SHIM), str(exit_file), f"--{mode}", *args],
+                stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, cwd=wd, env=env,
+                start_new_session=True)
+        process = {**identity(proc.pid), "token": token}
+        self.event("started", run=run.id, attempt=attempt, cards=cards,
+                   fingerprint=self.fps[run.id], resume=str(resume) if resuming else "",
+                   mode=mode, **process)
+        try:  # only now, with the start journalled, may the command begin
+            assert proc.stdin is not None
+            proc.stdin.write(b"go\n")
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        self.active[run.id] = Active(run, attempt, cards, process, proc, time.time(),
+                                     self._checkpoint_mtime(run))
+        how = f"resuming from {run.resume}" if resuming and run.kind == "train" else "fresh"
+        self.say(f"started {run.id} on card {','.join(map(str, cards))} "
+                 f"(attempt {attempt}, {how})")
+
+    def _exit_code(self, a: Active) -> tuple[bool, int | None]:
+        """(recorded, code): the launcher's record of how the command ended."""
+        path = self.ws.exit_record(a.run.id, a.attempt, a.process.get("token") or "")
+        try:
+            return True, json.loads(path.read_text())["code"]
+        except (OSError, ValueError, KeyError):
+            return False, None
+
+    def reap(self) -> None:
+        for a in list(self.active.values()):
+            if a.proc is not None:
+                if a.proc.poll() is None:
+                    continue
+            elif alive(a.process):
+                continue
+            self.finish(a)
+
+    def finish(self, a: Active) -> None:
+        """Record how an attempt ended, and whether the run is retried."""
+        rid = a.run.id
+        self.active.pop(rid, None)
+        recorded, code = self._exit_code(a)
+        if not recorded and a.process.get("pid"):
+            # The launcher died without a record: make sure nothing of the run lives on.
+            signal_group(a.process["pid"], signal.SIGKILL)
+        took = span(time.time() - a.started)
+        if code == 0:
+            outcome = "finished"
+            self.say(f"finished {rid} after {took}")
+        elif code is None or self.stop_signal is not None:
+            outcome = "stopped" if self.stop_signal is not None else "interrupted"
+            self.say(f"{outcome} {rid} after {took}; it resumes from its latest checkpoint")
+        else:
+            failures = self.record(rid).failures + 1
+            left = a.run.max_retries + 1 - failures
+            outcome = "retry" if left > 0 else "failed"
+            more = f"retrying ({left} more tr{'ies' if left > 1 else 'y'})" if left > 0 else \
+                f"no retries left, marked failed; log: {self.ws.log(rid)}"
+            self.say(f"{rid} exited with code {code} after {took}: {more}")
+        self.event("exited", run=rid, attempt=a.attempt, code=code, outcome=outcome)
+
+    def observe(self) -> None:
+        """Journal a checkpoint when a training run's resume path changes."""
+        for a in self.active.values():
+            mtime = self._checkpoint_mtime(a.run)
+            if mtime is not None and mtime != a.seen_checkpoint:
+                a.seen_checkpoint = mtime
+                self.event("checkpointed", run=a.run.id, attempt=a.attempt, mtime=mtime)
+
+    def stop(self) -> None:
+        """Stop every run's process group: SIGTERM, then SIGKILL after the grace period."""
+        name = signal.Signals(self.stop_signal).name if self.stop_signal else "stop"
+        self.event("stop", signal=name)
+        if self.active:
+            self.say(f"{name}: stopping {len(self.active)} run(s); SIGKILL in "
+                     f"{span(self.grace)} (Ctrl-C again: now)")
+        for a in self.active.values():
+            signal_group(a.process["pid"], signal.SIGTERM)
+        deadline = time.monotonic() + self.grace
+        killed = False
+        while self.active:
+            self.reap()
+            if self.active and not killed and (self.kill_now or time.monotonic() > deadline):
+                for a in self.active.values():
+                    signal_group(a.process["pid"], signal.SIGKILL)
+                killed = True
+            time.sleep(min(self.poll, 0.05))
+
+    def report(self) -> int:
+        states = [self.record(r.id).state for r in self.plan.runs]
+        done, failed = states.count("finished"), states.count("failed")
+        rest = len(states) - done - failed
+        self.say(f"{done} finished, {failed} failed, {rest} not done "
+                 f"({len(self.blocked)} cannot start) of {len(states)} runs; "
+                 f"journal: {self.ws.journal}")
+        if self.stop_signal:
+            return 128 + self.stop_signal
+        return 0 if done == len(states) else 1

@@ -1,0 +1,181 @@
+"""The journal: one JSON object per line, appended and fsync'd before anything relies on it.
+
+An append-only file survives a crash at any moment: a line cut short by a crash is
+dropped on reading and trimmed before the next append. Readers (`status`, `--dry-run`)
+only read it, so they never write anything. The fold turns the events into each run's
+state.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from planner.errors import InputError
+
+RUN_DIR = "campaign-run"
+"""Folder, inside the working directory, of the journal, the logs and the exit records."""
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Where a plan runs: paths in the plan are relative to `workdir`."""
+
+    workdir: Path
+
+    @property
+    def root(self) -> Path:
+        return self.workdir / RUN_DIR
+
+    @property
+    def journal(self) -> Path:
+        return self.root / "journal.jsonl"
+
+    @property
+    def lock(self) -> Path:
+        return self.root / "executor.lock"
+
+    def log(self, run_id: str) -> Path:
+        return self.root / "logs" / f"{run_id}.log"
+
+    def exit_record(self, run_id: str, attempt: int, token: str) -> Path:
+        """Where the launcher of one attempt records its command's exit status; the token
+        keeps a launcher orphaned by a crash from writing over a later attempt's record."""
+        return self.root / "exits" / f"{run_id}.{attempt}.{token}.json"
+
+
+def read_events(path: Path) -> list[dict[str, Any]]:
+    """Every complete event in the journal; [] when there is none yet."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise InputError(f"cannot read the journal: {exc.strerror}", file=path) from None
+    events = []
+    lines = raw.split(b"\n")
+    for n, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            if n == len(lines) - 1:  # torn last line: the crash happened mid-write
+                break
+            raise InputError(f"line {n + 1} is not a journal event", file=path) from None
+        events.append(event)
+    return events
+
+
+class Journal:
+    """The writer: only the executor holding the lock appends."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        new = not path.exists()
+        self.path = path
+        self.fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        size = os.fstat(self.fd).st_size
+        if size:
+            # Trim a torn tail so the next event does not glue onto half a line.
+            tail = os.pread(self.fd, min(size, 1 << 20), max(0, size - (1 << 20)))
+            if not tail.endswith(b"\n"):
+                os.ftruncate(self.fd, size - len(tail) + tail.rfind(b"\n") + 1)
+        if new:
+            dfd = os.open(path.parent, os.O_RDONLY)
+            try:
+                os.fsync(dfd)
+            finally:
+                os.close(dfd)
+
+    def append(self, ev: str, **fields: Any) -> dict[str, Any]:
+        """Record one event durably and return it."""
+        event = {"t": round(time.time(), 3), "ev": ev, **fields}
+        os.write(self.fd, (json.dumps(event, separators=(",", ":")) + "\n").encode())
+        os.fsync(self.fd)
+        return event
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+@dataclass
+class RunRecord:
+    """What the journal says about one run."""
+
+    id: str
+    state: str = "pending"
+    """pending; running; finished; failed (no retries left); retrying (failed, will run
+    again); interrupted (stopped or cut off with work to resume)."""
+    fingerprint: str = ""
+    attempts: int = 0
+    failures: int = 0
+    exit_code: int | None = None
+    first_start: float | None = None
+    started: float | None = None
+    ended: float | None = None
+    busy_s: float = 0.0
+    """Seconds spent in attempts, all of them."""
+    checkpoints: int = 0
+    last_checkpoint: float | None = None
+    cards: list[int] = field(default_factory=list)
+    process: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class History:
+    """The journal folded: runs, the plan it was started with, the window's start."""
+
+    runs: dict[str, RunRecord] = field(default_factory=dict)
+    plan: dict[str, Any] | None = None
+    window_start: float | None = None
+    cards: list[int] = field(default_factory=list)
+    executor_pid: int | None = None
+    events: int = 0
+
+    def apply(self, e: dict[str, Any]) -> None:
+        """Fold one more event in."""
+        self.events += 1
+        ev = e["ev"]
+        if ev == "plan":
+            self.plan = e
+            return
+        if ev == "executor":
+            self.cards, self.executor_pid = e.get("cards", []), e.get("pid")
+            if self.window_start is None or e.get("window_explicit"):
+                self.window_start = e["window_start"]
+            return
+        if "run" not in e:
+            return
+        r = self.runs.setdefault(e["run"], RunRecord(e["run"]))
+        if ev == "started":
+            if e["fingerprint"] != r.fingerprint:  # other parameters: a different run
+                self.runs[r.id] = r = RunRecord(r.id, attempts=r.attempts)
+            r.fingerprint, r.state, r.attempts = e["fingerprint"], "running", e["attempt"]
+            r.started, r.ended, r.cards = e["t"], None, e["cards"]
+            r.first_start = r.first_start or e["t"]
+            r.process = {k: e.get(k) for k in ("pid", "pstart", "boot", "token")}
+        elif ev == "checkpointed":
+            r.checkpoints += 1
+            r.last_checkpoint = e["t"]
+        elif ev == "exited":
+            outcome = e["outcome"]
+            r.exit_code, r.ended = e.get("code"), e["t"]
+            r.busy_s += e["t"] - (r.started or e["t"])
+            r.failures += outcome in ("retry", "failed")
+            r.state = {"finished": "finished", "failed": "failed",
+                       "retry": "retrying"}.get(outcome, "interrupted")
+        elif ev == "reset":
+            r.state, r.failures = "interrupted" if r.attempts else "pending", 0
+
+
+def fold(events: list[dict[str, Any]]) -> History:
+    """Each run's latest state from the events, in order."""
+    h = History()
+    for e in events:
+        h.apply(e)
+    return h

@@ -1,0 +1,144 @@
+"""Everything checked before a run session starts, and the lock that makes it the only one.
+
+The checks only read; nothing is written until they pass, so bad input leaves the working
+directory as it was.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+from planner.errors import InputError
+from planner.export import read_plan
+from planner.plan import Plan
+from planner.run.journal import History, Journal, Workspace, fold, read_events
+from planner.run.params import (
+    check_manifest,
+    plan_changes,
+    plan_fingerprint,
+    run_fingerprint,
+    run_parameters,
+)
+
+
+def load_plan(path: str) -> tuple[Plan, Path]:
+    """The plan and its absolute path."""
+    p = Path(path).expanduser().absolute()
+    if p.is_dir():
+        p = p / "plan.toml"
+    plan = read_plan(p)
+    if not plan.runs:
+        raise InputError("the plan has no runs", file=p, field="runs")
+    return plan, p
+
+
+def workspace(plan_path: Path, workdir: str | None) -> Workspace:
+    """Paths in the plan resolve against `workdir`, by default the plan's folder."""
+    wd = Path(workdir).expanduser().absolute() if workdir else plan_path.parent
+    if wd.exists() and not wd.is_dir():
+        raise InputError("exists and is not a folder", file=wd, field="--workdir")
+    return Workspace(wd)
+
+
+def parse_cards(text: str | None, plan: Plan) -> list[int]:
+    """`0,1,2,3` or `0-3` into card indices; default: as many as the plan rents."""
+    if text is None:
+        cards = list(range(plan.campaign.cards))
+    else:
+        cards = []
+        for part in text.split(","):
+            m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
+            if not m or (m[2] is not None and int(m[2]) < int(m[1])):
+                raise InputError(f"expected card indices like 0,1,2,3 or 0-3, got {text!r}",
+                                 field="--cards")
+            cards += range(int(m[1]), int(m[2] or m[1]) + 1)
+        if len(set(cards)) != len(cards):
+            raise InputError(f"a card is listed twice in {text!r}", field="--cards")
+    widest = max(plan.runs, key=lambda r: len(r.card))
+    if len(widest.card) > len(cards):
+        raise InputError(f"run {widest.id} needs {len(widest.card)} cards; only {len(cards)} "
+                         f"given", field="--cards")
+    return cards
+
+
+def parse_window_start(text: str | None) -> float | None:
+    """`--window-start` as a POSIX time."""
+    if text is None:
+        return None
+    try:
+        stamp = datetime.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"not an ISO 8601 date-time: {text!r}", field="--window-start") from None
+    return (stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)).timestamp()
+
+
+def history(ws: Workspace) -> History:
+    """The journal so far (read only)."""
+    return fold(read_events(ws.journal))
+
+
+def check(plan: Plan, plan_path: Path, ws: Workspace, hist: History, accept: bool) -> str:
+    """Refuse a changed plan (unless accepted) or a run whose checkpoints disagree with it.
+    Returns what changed in the plan ("" when nothing did)."""
+    changes = ""
+    if hist.plan is not None and hist.plan["fingerprint"] != plan_fingerprint(plan):
+        new = {r.id: run_parameters(r) for r in plan.runs}
+        changes = plan_changes(hist.plan.get("runs", {}), new)
+        if not accept:
+            raise InputError(
+                f"the plan changed since this journal began ({changes}); pass "
+                f"--accept-changed-plan to run it over {ws.journal}", file=plan_path)
+    problems = []
+    for run in plan.runs:
+        rec = hist.runs.get(run.id)
+        if rec is not None and rec.state == "finished" and rec.fingerprint == run_fingerprint(run):
+            continue
+        problem = check_manifest(ws.workdir, run)
+        if problem:
+            problems.append(problem)
+    if problems:
+        more = f" (and {len(problems) - 1} more run(s))" if len(problems) > 1 else ""
+        raise InputError(problems[0] + more, file=plan_path)
+    return changes
+
+
+@contextmanager
+def locked(ws: Workspace) -> Iterator[None]:
+    """Hold the working directory's executor lock; refuse when another executor has it."""
+    ws.root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(ws.lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            raise InputError(f"another executor (pid {holder}) is running this working "
+                             f"directory", file=ws.workdir) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)
+
+
+def begin(journal: Journal, hist: History, plan: Plan, plan_path: Path, changes: str,
+          cards: list[int], window_start: float | None) -> None:
+    """Journal the plan (first time, or an accepted change) and this executor's start."""
+    fp = plan_fingerprint(plan)
+    if hist.plan is None or hist.plan["fingerprint"] != fp:
+        hist.apply(journal.append(
+            "plan", fingerprint=fp, path=str(plan_path), campaign=plan.campaign.id,
+            accepted_change=changes, runs={r.id: run_parameters(r) for r in plan.runs}))
+    # Unless told, the first session is taken to start when the plan's first run may.
+    start = window_start or time.time() - plan.campaign.usable_from_h * 3600
+    hist.apply(journal.append(
+        "executor", pid=os.getpid(), host=socket.gethostname(), cards=cards,
+        window_start=start, window_explicit=window_start is not None))

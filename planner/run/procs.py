@@ -1,0 +1,108 @@
+"""Processes of runs: how a command is started, its environment, and telling whether a
+process recorded in the journal is still the same one alive."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shlex
+import signal
+from pathlib import Path
+from typing import Any
+
+from planner.plan import Run
+
+SHIM = Path(__file__).with_name("shim.py")
+
+# Characters that mean something to a shell but not to a plain argument vector. A command
+# holding any of them runs under /bin/sh -c; others are split like a shell would and run
+# directly, which keeps signals going straight to the program.
+_SHELL_SYNTAX = set("$`*?[~;&|<>()#\n")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def launch_mode(command: str) -> tuple[str, list[str]]:
+    """`("exec", argv)` for a plain command, `("shell", [command])` when it needs a shell."""
+    if _SHELL_SYNTAX & set(command):
+        return "shell", [command]
+    try:
+        argv = shlex.split(command)
+    except ValueError:  # unbalanced quotes: let the shell report it in the run's log
+        return "shell", [command]
+    if not argv or _ASSIGNMENT.match(argv[0]):
+        return "shell", [command]
+    return "exec", argv
+
+
+def run_env(run: Run, workdir: Path, cards: list[int], attempt: int, plan_path: Path,
+            campaign_id: str) -> dict[str, str]:
+    """The run's environment: the executor's own, plus its cards and its identity."""
+    resume = workdir / run.resume
+    env = dict(os.environ)
+    env.update({
+        "CUDA_VISIBLE_DEVICES": ",".join(map(str, cards)),
+        "CAMPAIGN_ID": campaign_id,
+        "CAMPAIGN_RUN_ID": run.id,
+        "CAMPAIGN_RUN_KIND": run.kind,
+        "CAMPAIGN_SEED": "" if run.seed is None else str(run.seed),
+        "CAMPAIGN_CHECKPOINT_DIR": str(workdir / run.checkpoint_dir),
+        # Empty when there is nothing to resume from yet: the run starts from zero.
+        "CAMPAIGN_RESUME": str(resume) if resume.exists() else "",
+        "CAMPAIGN_RESUME_PATH": str(resume),
+        "CAMPAIGN_EXPORT": str(workdir / run.export_name),
+        "CAMPAIGN_ATTEMPT": str(attempt),
+        "CAMPAIGN_WORKDIR": str(workdir),
+        "CAMPAIGN_PLAN": str(plan_path),
+    })
+    return env
+
+
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _stat(pid: int) -> tuple[str, int] | None:
+    """State letter and start time (clock ticks since boot) from /proc, if there is one."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = raw[raw.rfind(")") + 2:].split()
+    return fields[0], int(fields[19])
+
+
+def identity(pid: int) -> dict[str, Any]:
+    """What tells this process apart from a later one that reuses its pid."""
+    stat = _stat(pid)
+    return {"pid": pid, "pstart": stat[1] if stat else None, "boot": _boot_id()}
+
+
+def alive(process: dict[str, Any]) -> bool:
+    """Whether the process recorded in `process` (from `identity`) still runs."""
+    pid = process.get("pid")
+    if not pid:
+        return False
+    if process.get("boot") and process["boot"] != _boot_id():
+        return False  # the machine rebooted since
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    stat = _stat(pid)
+    if stat is None:
+        return not Path("/proc").is_dir()
+    if stat[0] in "ZX":
+        return False
+    return process.get("pstart") is None or stat[1] == process["pstart"]
+
+
+def signal_group(pid: int, sig: signal.Signals) -> None:
+    """Signal the run's whole process group (the launcher leads it)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)

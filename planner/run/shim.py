@@ -1,0 +1,67 @@
+"""The small launcher between the executor and a run's command (standard library only).
+
+The executor starts this file as the leader of a new process group and journals its pid
+before telling it to go. It then starts the command, outlives the executor if the executor
+dies, and records the command's exit status durably, so the next executor learns how a run
+ended even when it was not there to see it.
+
+    python -I shim.py EXIT_FILE (--exec ARGV... | --shell COMMAND)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+
+def _write_exit(path: str, code: int | None) -> None:
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump({"code": code, "t": time.time()}, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    fd = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _ignore(signum: int, frame: object) -> None:
+    pass
+
+
+def main(argv: list[str]) -> int:
+    """Wait for the executor's go, run the command, record its exit status."""
+    exit_file, mode, *rest = argv
+    # The executor writes "go" only after journalling this process; end of input means it
+    # died in between: the command never starts, and the record says so.
+    if sys.stdin.readline().strip() != "go":
+        _write_exit(exit_file, None)
+        return 0
+    # The executor stops a run by signalling the whole process group; the command gets the
+    # signal, and this launcher stays to record how the command ended. A handler (not
+    # SIG_IGN, which the command would inherit) keeps the command's own defaults intact.
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _ignore)
+    args = rest if mode == "--exec" else ["/bin/sh", "-c", rest[0]]
+    try:
+        child = subprocess.Popen(args, stdin=subprocess.DEVNULL)
+    except OSError as exc:
+        print(f"campaign-planner: cannot start {args[0]!r}: {exc.strerror}", flush=True)
+        _write_exit(exit_file, 127)
+        return 127
+    code = child.wait()
+    # A signal death is recorded the way a shell reports it.
+    code = 128 - code if code < 0 else code
+    _write_exit(exit_file, code)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

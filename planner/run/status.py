@@ -1,0 +1,202 @@
+"""Where a running plan stands: each run's state, actual against planned times, and the
+projected end against the window's end. Reads only; writes nothing."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import humanize
+
+from planner.plan import Plan, Run
+from planner.run.journal import History, RunRecord, Workspace
+from planner.run.params import run_fingerprint
+from planner.run.procs import alive
+from planner.schedule import schedule
+
+GROUPS = ("done", "running", "pending", "failed", "blocked")
+
+
+def span(seconds: float) -> str:
+    """A duration in words, through humanize."""
+    s = abs(seconds)
+    unit = "seconds" if s < 600 else "minutes" if s < 86400 else "hours"
+    return humanize.precisedelta(timedelta(seconds=s), minimum_unit=unit,
+                                 format="%0.1f" if s < 10 else "%0.0f")
+
+
+def executor_alive(ws: Workspace) -> bool:
+    """Whether an executor holds the working directory's lock (probed, never taken)."""
+    try:
+        fd = os.open(ws.lock, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def current(plan: Plan, hist: History) -> dict[str, RunRecord]:
+    """Each plan run's record under its current parameters."""
+    out = {}
+    for run in plan.runs:
+        rec = hist.runs.get(run.id)
+        out[run.id] = rec if rec and rec.fingerprint == run_fingerprint(run) else RunRecord(run.id)
+    return out
+
+
+def group(run: Run, rec: RunRecord, recs: dict[str, RunRecord]) -> str:
+    """done, running, pending, failed, or blocked (the run it evaluates failed)."""
+    if rec.state == "finished":
+        return "done"
+    if rec.state == "failed":
+        return "failed"
+    if rec.state == "running" and alive(rec.process):
+        return "running"
+    parent = recs.get(run.depends_on)
+    if parent is not None and parent.state == "failed":
+        return "blocked"
+    return "pending"
+
+
+@dataclass
+class Projection:
+    """Placement of the work left, from now, with durations scaled by the pace so far."""
+
+    pace: float
+    end_h: float
+    """Hour the last run ends if every run left is run."""
+    fits: dict[str, tuple[float, float, tuple[int, ...]] | None]
+    """Run id → (start h, end h, card slots) inside the usable window, or None."""
+
+
+def project(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], now_h: float,
+            n_cards: int, pace: float | None = None, origin: float | None = None
+            ) -> Projection:
+    """Where the runs not done yet would go from `now_h` on."""
+    hours = {r.id: r.end_h - r.start_h for r in plan.runs}
+    if pace is None:
+        done = [r for r in plan.runs if groups[r.id] == "done" and recs[r.id].busy_s > 0]
+        planned = sum(hours[r.id] for r in done) * 3600
+        pace = sum(recs[r.id].busy_s for r in done) / planned if planned > 0 else 1.0
+    now = time.time()
+    left = [r for r in plan.runs if groups[r.id] == "running"]
+    left += [r for r in plan.runs if groups[r.id] == "pending"]
+    index = {r.id: i for i, r in enumerate(left)}
+    durations = []
+    for r in left:
+        rec = recs[r.id]
+        spent = rec.busy_s + (now - rec.started if groups[r.id] == "running" and rec.started
+                              else 0.0)
+        durations.append(max(hours[r.id] * pace - spent / 3600, 0.0))
+    need = [len(r.card) for r in left]
+    after = [index.get(r.depends_on, -1) for r in left]
+    horizon = plan.campaign.usable_until_h - now_h
+    placed = schedule(durations, need, n_cards, horizon, after)
+    unbounded = schedule(durations, need, n_cards, float("inf"), after)
+    ends = [p.end + now_h for p in unbounded if p is not None]
+    if not ends:  # nothing left: the campaign ended when its last run did
+        ends = [(rec.ended - origin) / 3600 for rec in recs.values()
+                if rec.ended is not None and origin is not None and rec.state == "finished"]
+    fits = {r.id: None if p is None else (now_h + p.start, now_h + p.end, p.cards)
+            for r, p in zip(left, placed, strict=True)}
+    return Projection(pace, max(ends, default=now_h), fits)
+
+
+def _h(t: float | None, origin: float | None) -> float | None:
+    return None if t is None or origin is None else round((t - origin) / 3600, 3)
+
+
+def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
+              ) -> dict[str, Any]:
+    """The status as plain data (what `status --json` prints)."""
+    now = time.time() if now is None else now
+    recs = current(plan, hist)
+    groups = {r.id: group(r, recs[r.id], recs) for r in plan.runs}
+    origin = hist.window_start
+    now_h = (now - origin) / 3600 if origin is not None else plan.campaign.usable_from_h
+    n_cards = len(hist.cards) or plan.campaign.cards
+    proj = project(plan, recs, groups, now_h, n_cards, None if origin is not None else 1.0,
+                   origin)
+    c = plan.campaign
+    runs = []
+    for r in plan.runs:
+        rec = recs[r.id]
+        busy = rec.busy_s + (now - rec.started if groups[r.id] == "running" and rec.started
+                             else 0.0)
+        fit = proj.fits.get(r.id, "n/a")
+        runs.append({
+            "id": r.id, "kind": r.kind, "state": groups[r.id], "detail": rec.state,
+            "attempts": rec.attempts, "failures": rec.failures, "exit_code": rec.exit_code,
+            "planned_start_h": r.start_h, "planned_end_h": r.end_h,
+            "planned_s": round((r.end_h - r.start_h) * 3600, 1),
+            "actual_start_h": _h(rec.first_start, origin),
+            "actual_end_h": _h(rec.ended, origin) if groups[r.id] == "done" else None,
+            "actual_s": round(busy, 1), "checkpoints": rec.checkpoints,
+            "projected_end_h": None if fit in (None, "n/a") else round(fit[1], 3),
+            "fits": fit is not None,
+        })
+    return {
+        "plan": str(hist.plan["path"]) if hist.plan else None,
+        "campaign": c.id, "workdir": str(ws.workdir), "journal": str(ws.journal),
+        "executor_running": executor_alive(ws), "started": origin is not None,
+        "window_start": origin, "now_h": round(now_h, 3), "window_h": c.window_hours,
+        "usable_until_h": c.usable_until_h, "planned_end_h": plan.summary.makespan_h,
+        "projected_end_h": round(proj.end_h, 3), "pace": round(proj.pace, 3),
+        "behind_s": round((proj.end_h - plan.summary.makespan_h) * 3600, 1),
+        "counts": {g: list(groups.values()).count(g) for g in GROUPS},
+        "no_longer_fit": [r["id"] for r in runs if not r["fits"]],
+        "runs": runs,
+    }
+
+
+def _hh(h: float | None) -> str:
+    return "—" if h is None else f"{h:.1f}"
+
+
+def render(s: dict[str, Any]) -> str:
+    """The status for a person."""
+    counts = " · ".join(f"{n} {g}" for g, n in s["counts"].items())
+    lines = [f"{s['campaign']} · working directory {s['workdir']}",
+             f"Runs      {counts} (of {len(s['runs'])})",
+             f"Executor  {'running' if s['executor_running'] else 'not running'}; "
+             f"journal {s['journal']}"]
+    if not s["started"]:
+        lines.append("Window    not started: no run session yet (`campaign-planner run`)")
+    else:
+        left = (s["usable_until_h"] - s["now_h"]) * 3600
+        lines.append(f"Window    now hour {s['now_h']:.1f} of {s['window_h']:g}; runs must end "
+                     f"by hour {s['usable_until_h']:g} "
+                     f"({'in ' + span(left) if left > 0 else 'passed'})")
+        lines.append(f"Pace      finished runs took {s['pace']:.2f}× their planned time")
+    behind = s["behind_s"]
+    how = "on plan" if abs(behind) < 60 else \
+        f"{span(behind)} {'behind' if behind > 0 else 'ahead of'} the plan"
+    lines.append(f"Projected last run ends at hour {s['projected_end_h']:.1f}: {how} "
+                 f"(planned {s['planned_end_h']:.1f})")
+    late = s["no_longer_fit"]
+    if late:
+        lines.append(f"Late      {len(late)} run(s) will no longer end by hour "
+                     f"{s['usable_until_h']:g}: " + ", ".join(late[:6])
+                     + (f" and {len(late) - 6} more" if len(late) > 6 else ""))
+    width = max(len(r["id"]) for r in s["runs"])
+    lines += ["", f"  {'run':<{width}}  {'state':<11} {'tries':>5}  {'planned h':<13}  "
+              f"{'actual h':<13}  {'planned':<20}  actual"]
+    for r in s["runs"]:
+        state = r["state"] if r["detail"] in ("pending", "finished", "failed", "running") \
+            or r["state"] != "pending" else r["detail"]
+        code = f" exit {r['exit_code']}" if r["state"] == "failed" else ""
+        lines.append(
+            f"  {r['id']:<{width}}  {state:<11} {r['attempts']:>5}  "
+            f"{_hh(r['planned_start_h']):>6}–{_hh(r['planned_end_h']):<6}  "
+            f"{_hh(r['actual_start_h']):>6}–{_hh(r['actual_end_h']):<6}  "
+            f"{span(r['planned_s']):<20}  {span(r['actual_s']) if r['actual_s'] else '—'}{code}")
+    return "\n".join(lines)

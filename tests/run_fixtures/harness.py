@@ -1,0 +1,149 @@
+"""Helpers for the executor's tests: a tiny preset around `train.py`, its plan, the executor
+as a subprocess, and what the training script traced."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from planner.cli import main as planner_main
+from planner.export import read_plan
+from planner.plan import Plan
+
+HERE = Path(__file__).parent
+PY = shlex.quote(sys.executable)
+TRAIN = (f"{PY} {shlex.quote(str(HERE / 'train.py'))} --run-id {{run_id}} --seed {{seed}} "
+         f"--steps {{steps}} --checkpoint-dir {{checkpoint_dir}} --resume {{resume}} "
+         f"--export {{export_name}} --step-seconds {{step_s}} --every {{every}} {{overrides}}")
+EVALUATE = (f"{PY} {shlex.quote(str(HERE / 'evaluate.py'))} --run-id {{run_id}} "
+            f"--checkpoint-dir {{checkpoint_dir}} --checkpoint {{resume}} --out {{export_name}}")
+
+
+def preset(*, steps: int = 30, seeds: tuple[int, ...] = (0, 1), step_s: float = 0.01,
+           every: int = 5, cards: int = 2, max_retries: int = 1,
+           variants: dict[str, dict[str, str]] | None = None,
+           robustness: list[str] | None = None, command: str | None = None) -> dict[str, Any]:
+    """A preset dict whose runs are `train.py` (and `evaluate.py` for robustness)."""
+    figure = {"value": 1.0, "source": "entered"}
+    memory = {"value": 10.0, "source": "entered"}
+    variants = {"lr2": {"lr": "0.2"}} if variants is None else variants
+    robustness = ["baseline"] if robustness is None else robustness
+    train = command or TRAIN.replace("{step_s}", str(step_s)).replace("{every}", str(every))
+    return {
+        "campaign": {"name": "exec-test", "kind": "ablation", "window_days": 3,
+                     "card": "a6000", "cards": cards},
+        "overheads": {"stack_check_hours": 1.0, "startup_minutes": 1.0},
+        "ablation": {
+            "steps": steps, "seeds": list(seeds), "micro_batch": 4,
+            "max_retries": max_retries, "command": train,
+            "baseline": {"factors": {"lr": "0.1", "crash": "never"}, "step_time_s": figure,
+                         "peak_memory_gib": memory},
+            "variants": [{"name": n, "changes": c, "step_time_s": figure,
+                          "peak_memory_gib": memory} for n, c in variants.items()],
+            "robustness": [{"name": "ood", "eval_minutes": 1.0, "applies_to": robustness,
+                            "command": EVALUATE}] if robustness else [],
+        },
+        "order": {"cuda": "12.6", "pytorch": "2.7"},
+    }
+
+
+def make_plan(folder: Path, data: dict[str, Any] | None = None) -> Path:
+    """Plan the preset into `folder` with the headless CLI; returns plan.toml's path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    src = folder / "preset.toml"
+    src.write_text(tomli_w.dumps(data or preset()))
+    with contextlib.redirect_stdout(io.StringIO()):
+        rc = planner_main(["--preset", str(src), "--out", str(folder), "--created",
+                           "2026-01-01T00:00:00"])
+    assert rc == 0
+    return folder / "plan.toml"
+
+
+def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """`campaign-planner ARGS` in a fresh interpreter."""
+    return subprocess.run([sys.executable, "-m", "planner", *args], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def start(plan: Path, *args: str, out: Path | None = None) -> subprocess.Popen[bytes]:
+    """The executor on `plan`, polling fast, as a subprocess."""
+    sink = open(out, "ab") if out else subprocess.DEVNULL  # noqa: SIM115
+    return subprocess.Popen([sys.executable, "-m", "planner", "run", str(plan), "--poll", "0.02",
+                             "--grace", "5", *args], stdout=sink, stderr=subprocess.STDOUT)
+
+
+def campaign_pids(workdir: Path) -> list[int]:
+    """Processes whose environment names this working directory: launchers and runs."""
+    marker = f"CAMPAIGN_WORKDIR={workdir}".encode()
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                env = (entry / "environ").read_bytes().split(b"\0")
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if marker in env and state not in "ZX":
+                pids.append(int(entry.name))
+    return pids
+
+
+def wait_gone(workdir: Path, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while campaign_pids(workdir):
+        assert time.monotonic() < deadline, f"processes left: {campaign_pids(workdir)}"
+        time.sleep(0.02)
+
+
+def traces(plan: Plan, workdir: Path) -> dict[str, list[dict[str, Any]]]:
+    """Each training run's trace events."""
+    out = {}
+    for run in plan.runs:
+        if run.kind == "train":
+            path = workdir / run.checkpoint_dir / "trace.jsonl"
+            out[run.id] = [json.loads(x) for x in path.read_text().splitlines()] \
+                if path.exists() else []
+    return out
+
+
+def exports(plan: Plan, workdir: Path) -> dict[str, Any]:
+    """Each run's export, or None."""
+    out = {}
+    for run in plan.runs:
+        p = workdir / f"{run.export_name}.json"
+        out[run.id] = json.loads(p.read_text()) if p.exists() else None
+    return out
+
+
+def journal(workdir: Path) -> list[dict[str, Any]]:
+    path = workdir / "campaign-run" / "journal.jsonl"
+    return [json.loads(x) for x in path.read_text().splitlines()]
+
+
+def load(plan_path: Path) -> Plan:
+    return read_plan(plan_path)
+
+
+def edit_plan(plan_path: Path, run_index: int, **changes: Any) -> None:
+    """Change fields of one run in plan.toml, as a person editing the file would."""
+    import tomllib
+
+    data = tomllib.loads(plan_path.read_text())
+    data["runs"][run_index].update(changes)
+    plan_path.write_text(tomli_w.dumps(data))
+
+
+def tree(folder: Path) -> dict[str, tuple[int, int]]:
+    """Every file under `folder` with its size and mtime, to tell whether anything changed."""
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in folder.rglob("*")}
+

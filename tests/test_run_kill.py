@@ -1,0 +1,112 @@
+"""The executor killed with SIGKILL at random moments, then restarted, again and again.
+
+Two kinds of kill alternate at random: the executor alone (its runs live on and the next
+executor adopts them), and the executor with every process of the campaign (a crash or a
+reboot: the runs die too and resume from their latest checkpoints). After each campaign:
+no finished run ran again, no run was lost, every restart of a run continued from its
+checkpoint with identical parameters, and every final state equals an uninterrupted run's.
+
+CAMPAIGN_KILL_TRIALS (default 8 campaigns, 3 kills each) scales the soak.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import shutil
+import signal
+import time
+from collections import Counter
+from pathlib import Path
+
+from tests.run_fixtures import harness as h
+from tests.run_fixtures.train import expected_state
+
+TRIALS = int(os.environ.get("CAMPAIGN_KILL_TRIALS", "8"))
+KILLS_PER_TRIAL = 3
+
+
+def _kill(proc, workdir: Path, everything: bool) -> None:
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    if everything:  # the executor first, so nothing new starts while the rest dies
+        for pid in h.campaign_pids(workdir):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        h.wait_gone(workdir)
+
+
+def _check(plan_path: Path, reference: dict[str, object], stats: Counter) -> None:
+    workdir = plan_path.parent
+    plan = h.load(plan_path)
+    events = h.journal(workdir)
+    assert h.exports(plan, workdir) == reference, "a final state differs from an uninterrupted run"
+    for run in plan.runs:
+        mine = [e for e in events if e.get("run") == run.id]
+        finished = [e for e in mine if e["ev"] == "exited" and e["outcome"] == "finished"]
+        assert len(finished) == 1, f"{run.id}: finished {len(finished)} times"
+        done_attempt = finished[0]["attempt"]
+        later = [e for e in mine if e["ev"] == "started" and e["attempt"] > done_attempt]
+        assert not later, f"{run.id}: started again after it finished"
+        stats["interrupted"] += sum(e["ev"] == "exited" and e["outcome"] == "interrupted"
+                                    for e in mine)
+    for run_id, trace in h.traces(plan, workdir).items():
+        assert not [e for e in trace if e["ev"] in ("concurrent", "mismatch")], trace
+        starts = [e for e in trace if e["ev"] == "start"]
+        run = next(r for r in plan.runs if r.id == run_id)
+        finished_attempt = next(e["attempt"] for e in events if e.get("run") == run_id
+                                and e["ev"] == "exited" and e["outcome"] == "finished")
+        # No start of the command after the attempt the journal records as finished.
+        assert max(s["attempt"] for s in starts) == finished_attempt
+        assert len({(s["fp"], s["seed"], tuple(sorted(s["params"].items()))) for s in starts}) == 1
+        assert all(s["env_run"] == run_id and s["env_seed"] == str(run.seed) for s in starts)
+        ckpt = 0
+        for e in trace:
+            if e["ev"] == "ckpt":
+                ckpt = max(ckpt, e["step"])
+            elif e["ev"] == "start":
+                assert e["step"] >= ckpt, f"{run_id}: restarted at {e['step']} < {ckpt}"
+                stats["resumed"] += e["step"] > 0
+                stats["starts"] += 1
+        ends = [e for e in trace if e["ev"] == "end"]
+        assert ends and all(e["state"] == ends[0]["state"] for e in ends)
+
+
+def test_sigkill_at_random_moments(tmp_path: Path) -> None:
+    plan_path = h.make_plan(tmp_path / "plan", h.preset(steps=40, every=4))
+    plan = h.load(plan_path)
+    ref_dir = tmp_path / "reference"
+    ref_dir.mkdir()
+    shutil.copy(plan_path, ref_dir)
+    assert h.start(ref_dir / "plan.toml").wait(60) == 0
+    reference = h.exports(plan, ref_dir)
+    for run in plan.runs:  # the uninterrupted run is the script's own pure computation
+        if run.kind == "train":
+            params = dict(x.split("=", 1) for x in run.command.split()[-2:])
+            assert reference[run.id]["state"] == expected_state(run.id, run.seed, run.steps,
+                                                                params)
+    rng = random.Random(int(os.environ.get("CAMPAIGN_KILL_SEED", "6")))
+    stats: Counter = Counter()
+    for trial in range(TRIALS):
+        workdir = tmp_path / f"trial{trial}"
+        workdir.mkdir()
+        shutil.copy(plan_path, workdir)
+        trial_plan = workdir / "plan.toml"
+        for _ in range(KILLS_PER_TRIAL):
+            proc = h.start(trial_plan, out=workdir / "executor.out")
+            time.sleep(rng.uniform(0.05, 1.0))
+            if proc.poll() is not None:
+                break
+            everything = rng.random() < 0.5
+            _kill(proc, workdir, everything)
+            stats["kills"] += 1
+            stats["kills_everything" if everything else "kills_executor_only"] += 1
+        final = h.start(trial_plan, out=workdir / "executor.out")
+        assert final.wait(60) == 0, (workdir / "executor.out").read_text()[-2000:]
+        h.wait_gone(workdir)
+        _check(trial_plan, reference, stats)
+        stats["adopted"] += (workdir / "executor.out").read_text().count(" adopted ")
+    print(f"\nkill trials: {dict(stats)}")
+    assert stats["kills"] >= TRIALS * KILLS_PER_TRIAL // 2
+    assert stats["resumed"] > 0
