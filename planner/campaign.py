@@ -6,10 +6,11 @@ import hashlib
 import json
 from datetime import UTC, datetime
 
-from planner import discipline
+from planner import discipline, measured
 from planner.catalog import Card, Catalog
 from planner.errors import InputError
 from planner.matrix import Config, RunSpec, configs, expand, fmt_value, memory_budget
+from planner.measurements import Measurements, provenance
 from planner.plan import (
     AdaptationPlan,
     Assumptions,
@@ -162,14 +163,17 @@ def _why(spec: RunSpec, specs: list[RunSpec], placed: list[Placement | None], fi
             f"at hour {horizon:g}")
 
 
-def plan_campaign(preset: Preset, catalog: Catalog, *, created: datetime | None = None,
-                  source: str | None = None) -> Plan:
+def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurements | None = None,
+                  created: datetime | None = None, source: str | None = None) -> Plan:
     """Plan a campaign: validate it against the catalog, order its runs information-first,
     place them on the cards inside the usable window, and sum up what fits.
 
+    `measurements` replace the preset's figures per configuration (see `planner.measured`).
     `source` names the preset file in error messages. Raises InputError on bad input.
     """
     card, warnings = check(preset, catalog, source)
+    if measurements is not None:
+        warnings += measured.check_matches(preset, measurements)
     c, o = preset.campaign, preset.overheads
     fp = fingerprint(preset)
     cid = campaign_id(preset, fp)
@@ -192,10 +196,20 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, created: datetime | None 
     if preset.embedding is not None:
         from planner.embedding import plan_embedding
 
-        return plan_embedding(preset, card, campaign, warnings, source)
+        if measurements is None:
+            return plan_embedding(preset, card, campaign, warnings, source)
+        preset, more = measured.apply_embedding(preset, measurements, c.card, card, catalog)
+        plan = plan_embedding(preset, card, campaign, warnings + more, source)
+        return plan.model_copy(update={"assumptions": plan.assumptions.model_copy(
+            update={"measurements": provenance(measurements)})})
     training = preset.training
     assert training is not None
     cfgs = configs(training, c.card, card, catalog, o)
+    notes: list[str] = []
+    if measurements is not None:
+        cfgs, notes, more = measured.apply_training(preset, training, cfgs, measurements, c.card,
+                                                    card, catalog)
+        warnings += more
     specs = expand(training, cfgs, cid, o)
     fitting = [s.config.fits for s in specs]
     # Configurations that do not fit memory never reach the scheduler, and neither do
@@ -208,7 +222,7 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, created: datetime | None 
     )
     runs, missing = _training_runs(preset, training, cid, specs, placed, earliest, offset,
                                    source)
-    decisions = [cfg.decision for cfg in cfgs if cfg.decision]
+    decisions = [*notes, *(cfg.decision for cfg in cfgs if cfg.decision)]
     warnings += _training_warnings(cfgs, runs, missing)
     summary = summarize(preset, training, cfgs, specs, runs, usable, price)
     figures = [
@@ -218,7 +232,8 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, created: datetime | None 
         for cfg in cfgs
     ]
     assumptions = Assumptions(overheads=o, card_memory_gib=card.memory_gib,
-                              memory_budget_gib=memory_budget(card, o), figures=figures)
+                              memory_budget_gib=memory_budget(card, o), figures=figures,
+                              measurements=provenance(measurements) if measurements else None)
     adaptation = (AdaptationPlan(**_adaptation_values(preset)) if preset.adaptation else None)
     return Plan(campaign=campaign, assumptions=assumptions, runs=runs, not_fitting=missing,
                 decisions=decisions, warnings=warnings, summary=summary, adaptation=adaptation)

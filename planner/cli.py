@@ -18,6 +18,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "presets": ("planner.cli", "cmd_presets"),
     "cards": ("planner.cli", "cmd_cards"),
     "schema": ("planner.cli", "cmd_schema"),
+    "measure": ("planner.measure.cli", "main"),
+    "compare": ("planner.compare", "main"),
+    "check": ("planner.stackcheck", "main"),
     "run": ("planner.run.cli", "cmd_run"),
     "status": ("planner.run.cli", "cmd_status"),
     "slurm": ("planner.run.cli", "cmd_slurm"),
@@ -54,6 +57,9 @@ def plan_parser() -> argparse.ArgumentParser:
                         "for byte-identical exports")
     p.add_argument("--contact-name", metavar="NAME", help="order contact name")
     p.add_argument("--contact-email", metavar="EMAIL", help="order contact email")
+    p.add_argument("--measurements", metavar="FILE",
+                   help="plan from measured figures (`campaign-planner measure`), each "
+                        "labelled measured, scaled or analytic")
     return p
 
 
@@ -97,7 +103,13 @@ def cmd_plan(argv: Sequence[str]) -> int:
     created = _created(args.created)
     preset, source = load_preset(args.preset or DEFAULT_PRESET)
     catalog = load_catalog(args.catalog)
-    plan = plan_campaign(preset, catalog, created=created, source=source)
+    measurements = None
+    if args.measurements:
+        from planner.measurements import load_measurements
+
+        measurements = load_measurements(args.measurements)
+    plan = plan_campaign(preset, catalog, created=created, source=source,
+                         measurements=measurements)
     card = catalog.get(preset.campaign.card)
     order, order_warnings = make_order(preset, plan, card, contact)  # type: ignore[arg-type]
     if order_warnings:

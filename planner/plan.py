@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import ConfigDict
 
 from planner.costs import Figure
+from planner.measurements import MeasuredFrom
 from planner.model import Strict
 from planner.preset import FactorValue, Overheads
 
@@ -83,6 +84,8 @@ class Assumptions(Out):
     """Training figures per configuration."""
     throughput_tokens_per_s: Figure | None = None
     """Embedding throughput per card."""
+    measurements: MeasuredFrom | None = None
+    """Where measured figures came from (`--measurements FILE`), when any."""
 
 
 class Run(Out):

@@ -7,6 +7,7 @@ from typing import Literal, Self
 from pydantic import Field, field_validator, model_validator
 
 from planner.costs import Figure
+from planner.measure_spec import MeasureSpec
 from planner.model import SLUG, Strict
 from planner.templates import TRAINING_PLACEHOLDERS, check_template
 
@@ -101,6 +102,9 @@ class Training(Strict):
     """Folder holding one checkpoint folder per run, named by run id."""
     export_root: str = "exports"
     """Folder holding final exports, named by run id."""
+    measure: MeasureSpec | None = None
+    """How `campaign-planner measure` builds this workload: a reference transformer or your
+    own factory (see `planner.measure_spec`)."""
 
     @field_validator("seeds")
     @classmethod

@@ -1,0 +1,218 @@
+"""`campaign-planner compare`: the same campaign on other card models, side by side.
+
+Only the card changes: same preset, same data, precision and expected outputs. Each card's
+figures come from the measurements when given (measured on that card, or scaled from the
+card measured on), else from the preset's own figures scaled from its card, or with
+`--analytic` from the formulas; every figure keeps its provenance.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from pydantic import ConfigDict
+
+from planner.catalog import Catalog
+from planner.errors import InputError
+from planner.estimates import analytic_on, entered_on, with_card
+from planner.measurements import Measurements
+from planner.model import Strict
+from planner.preset import Preset
+
+DEFAULT_CARDS = ("a6000", "a40", "rtx6000ada", "l40s", "a100-80")
+
+
+class _Out(Strict):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=False,
+                              use_attribute_docstrings=True)
+
+
+class ConfigOnCard(_Out):
+    """One configuration (baseline or variant) on one card."""
+
+    config: str
+    """`baseline` or the variant's name."""
+    fits: bool
+    """Whether it fits the card's memory."""
+    micro_batch: int
+    """Micro-batch planned."""
+    accumulation: int
+    """Accumulation planned."""
+    planned_peak_gib: float
+    """Peak expected as planned."""
+    headroom_gib: float
+    """Memory left under the budget (card memory less the margin); negative: over."""
+    step_time_s: float
+    """Seconds per optimizer step."""
+    step_time_source: str
+    """Provenance of the step time, in words."""
+    peak_source: str
+    """Provenance of the peak, in words."""
+
+
+class CardComparison(_Out):
+    """The campaign planned on one card model."""
+
+    card: str
+    """Catalog key."""
+    card_name: str
+    """Card model in full."""
+    memory_gib: float
+    """Card memory."""
+    cards: int
+    """Cards rented (the preset's count)."""
+    planned: bool = True
+    """False when the campaign cannot be planned on this card (see `error`)."""
+    error: str = ""
+    """Why not."""
+    runs_fit: int = 0
+    """Matrix runs (training) or representation versions (embedding) that fit."""
+    runs_total: int = 0
+    """Matrix runs or versions wanted."""
+    makespan_h: float = 0.0
+    """Hour the last scheduled run ends."""
+    busy_card_hours: float = 0.0
+    """Card-hours with work on them."""
+    utilization: float = 0.0
+    """Busy ÷ usable card-hours."""
+    cost_total: float | None = None
+    """Price × card-hours bought, where a price is known."""
+    currency: str = "USD"
+    """Currency."""
+    configs: list[ConfigOnCard] = []
+    """Per configuration (training)."""
+    throughput_tokens_per_s: float | None = None
+    """Per card (embedding)."""
+    provenance: list[str] = []
+    """Distinct provenance labels of the figures used."""
+
+
+def compare_cards(preset: Preset, catalog: Catalog, cards: Sequence[str],
+                  measurements: Measurements | None = None, *,
+                  analytic: bool = False) -> list[CardComparison]:
+    """Plan `preset` on each card model of `cards`; nothing else changes."""
+    from planner.campaign import plan_campaign
+
+    out: list[CardComparison] = []
+    for key in cards:
+        card = catalog.get(key, field="--cards")
+        if measurements is not None:
+            moved = with_card(preset, key)
+        elif analytic:
+            moved = analytic_on(preset, key, catalog)
+        else:
+            moved = entered_on(preset, key, catalog)
+        head = dict(card=key, card_name=card.name, memory_gib=card.memory_gib,
+                    cards=preset.campaign.cards)
+        try:
+            plan = plan_campaign(moved, catalog, measurements=measurements)
+        except InputError as exc:
+            if exc.file and measurements is not None and exc.file == measurements.file:
+                raise
+            out.append(CardComparison(**head, planned=False, error=exc.message))
+            continue
+        s, a = plan.summary, plan.assumptions
+        labels: list[str] = []
+        configs = []
+        for f in a.figures:
+            labels += [f.step_time_s.label(), f.peak_memory_gib.label()]
+            configs.append(ConfigOnCard(
+                config=f.config, fits=f.fits, micro_batch=f.micro_batch,
+                accumulation=f.accumulation, planned_peak_gib=round(f.planned_peak_gib, 3),
+                headroom_gib=round(a.memory_budget_gib - f.planned_peak_gib, 3),
+                step_time_s=f.step_time_s.value, step_time_source=f.step_time_s.label(),
+                peak_source=f.peak_memory_gib.label()))
+        throughput = a.throughput_tokens_per_s
+        if throughput is not None:
+            labels.append(throughput.label())
+        emb = plan.embedding
+        out.append(CardComparison(
+            **head, runs_fit=emb.versions_fit if emb else s.matrix_runs_fit,
+            runs_total=emb.versions_wanted if emb else s.matrix_runs,
+            makespan_h=s.makespan_h, busy_card_hours=s.busy_card_hours,
+            utilization=s.utilization, cost_total=s.cost_total,
+            currency=plan.campaign.currency, configs=configs,
+            throughput_tokens_per_s=throughput.value if throughput else None,
+            provenance=list(dict.fromkeys(labels))))
+    return out
+
+
+def render(preset: Preset, rows: list[CardComparison]) -> str:
+    """The comparison as text: one line per card, then per-configuration tables."""
+    unit = "versions" if preset.embedding is not None else "runs"
+    lines = [f"{preset.campaign.name}: the same campaign on {len(rows)} card models "
+             f"({preset.campaign.cards} cards, {preset.campaign.hours:g} h); only the card "
+             "changes", "",
+             f"  {'card':<12} {'memory':>7} {unit + ' fit':>10} {'last ends':>10} "
+             f"{'util':>6} {'cost':>12}  card"]
+    for r in rows:
+        if not r.planned:
+            lines.append(f"  {r.card:<12} {r.memory_gib:>4g} GB  cannot plan: {r.error}")
+            continue
+        cost = f"{r.cost_total:,.0f} {r.currency}" if r.cost_total is not None else "—"
+        lines.append(f"  {r.card:<12} {r.memory_gib:>4g} GB {f'{r.runs_fit}/{r.runs_total}':>10} "
+                     f"{f'h {r.makespan_h:.1f}':>10} {r.utilization:>6.0%} {cost:>12}  "
+                     f"{r.card_name}")
+    planned = [r for r in rows if r.planned and r.configs]
+    if planned:
+        names = [c.config for c in planned[0].configs]
+        width = max(len("config"), *(len(n) for n in names))
+        head = f"  {'config':<{width}} " + " ".join(f"{r.card:>11}" for r in planned)
+        for title, cell in (
+            ("Memory headroom, GiB under card memory less margin (✗: does not fit)",
+             lambda c: f"{c.headroom_gib:.1f}" + ("" if c.fits else " ✗")),
+            ("Step time, s per optimizer step",
+             lambda c: f"{c.step_time_s:.3g}"),
+        ):
+            lines += ["", title, head]
+            for i, name in enumerate(names):
+                lines.append(f"  {name:<{width}} " + " ".join(
+                    f"{cell(r.configs[i]):>11}" for r in planned))
+    lines += ["", "Provenance"]
+    for r in rows:
+        if r.planned:
+            lines.append(f"  {r.card:<12} {'; '.join(r.provenance)}")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str]) -> int:
+    """Entry point of `campaign-planner compare`."""
+    from planner.catalog import load_catalog
+    from planner.cli import _Parser
+    from planner.loading import DEFAULT_PRESET, load_preset
+    from planner.measurements import load_measurements
+
+    p = _Parser(prog="campaign-planner compare",
+                description="Plan the same campaign on several card models side by side: runs "
+                            "that fit, hours, memory headroom per configuration, cost where "
+                            "priced, and where every figure comes from. Only the card changes.")
+    p.add_argument("--preset", metavar="NAME|PATH", help="preset (default: ablation-7d)")
+    p.add_argument("--cards", metavar="A,B,...",
+                   help=f"catalog keys (default: {','.join(DEFAULT_CARDS)} and the preset's)")
+    p.add_argument("--measurements", metavar="FILE", help="measured figures to plan from")
+    p.add_argument("--analytic", action="store_true",
+                   help="use the analytic tier (formulas on the preset's reference workload) "
+                        "instead of the preset's figures")
+    p.add_argument("--catalog", metavar="FILE", help="your own card catalog (prices, cards)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    args = p.parse_args(argv)
+    if args.analytic and args.measurements:
+        raise InputError("give --measurements or --analytic, not both", field="--analytic")
+    preset, _source = load_preset(args.preset or DEFAULT_PRESET)
+    catalog = load_catalog(args.catalog)
+    if args.cards:
+        cards = [k.strip() for k in args.cards.split(",") if k.strip()]
+        if not cards:
+            raise InputError("no card given", field="--cards")
+    else:
+        cards = list(dict.fromkeys([preset.campaign.card, *DEFAULT_CARDS]))
+    for key in cards:
+        catalog.get(key, field="--cards")
+    m = load_measurements(args.measurements) if args.measurements else None
+    rows = compare_cards(preset, catalog, cards, m, analytic=args.analytic)
+    if args.json:
+        print(json.dumps([r.model_dump(mode="json") for r in rows], indent=2))
+    else:
+        print(render(preset, rows))
+    return 0
