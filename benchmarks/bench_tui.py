@@ -1,0 +1,180 @@
+"""Speed figures for the terminal UI: prints them, asserts nothing.
+
+    python benchmarks/bench_tui.py
+
+1. Recomputing the fit of a 1,000-run matrix (100 configurations × 10 seeds on 8 cards):
+   `plan_campaign` alone; an edit as the app makes it (validate the new preset, plan it);
+   the Fit screen bringing its widgets in line and drawing the visible lines of the table,
+   timeline and memory bars; and an edit end to end in the running app (Fit screen shown,
+   headless driver, 120×40), from the edit to the end of the frame it causes.
+   Target: under 50 ms.
+2. Startup to the first screen: a fresh `campaign-planner --tui` process (headless driver),
+   from spawning it to Textual's Ready event (the first frame drawn), and whether torch
+   was imported. Target: under 1 s, without torch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any
+
+from planner.catalog import load_catalog
+from planner.loading import parse_preset
+from planner.preset import Preset
+
+
+def big_preset(variants: int = 99, seeds: int = 10) -> Preset:
+    """An ablation whose matrix holds (variants + 1) × seeds training runs."""
+    fig = {"value": 1.1, "source": "entered"}
+    data: dict[str, Any] = {
+        "campaign": {"name": "bench", "kind": "ablation", "window_days": 30, "card": "a6000",
+                     "cards": 8},
+        "overheads": {"stack_check_hours": 1.0, "eval_every_steps": 1000, "eval_minutes": 5.0},
+        "ablation": {
+            "steps": 20000, "seeds": list(range(seeds)), "micro_batch": 8, "accumulation": 4,
+            "command": "python train.py --run-id {run_id} {overrides}",
+            "baseline": {"factors": {"lr": 1.0, "depth": 12}, "step_time_s": fig,
+                         "peak_memory_gib": {"value": 30.0, "source": "entered"}},
+            "variants": [
+                {"name": f"v{i}", "changes": {"lr": float(i + 2)},
+                 "step_time_s": {"value": 0.8 + (i % 7) * 0.1, "source": "entered"},
+                 "peak_memory_gib": {"value": 28.0 + (i % 30), "source": "entered"},
+                 "memory_per_sample_gib": 1.5}
+                for i in range(variants)
+            ],
+        },
+    }
+    return parse_preset(data, "bench")
+
+
+def ms(times: list[float]) -> str:
+    """Median and worst of a list of seconds, in milliseconds."""
+    return f"median {statistics.median(times) * 1000:6.1f} ms, max {max(times) * 1000:6.1f} ms"
+
+
+def timed(fn: Any, repeat: int) -> list[float]:
+    out = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t)
+    return out
+
+
+async def in_app(preset: Preset, repeat: int) -> tuple[list[float], list[float]]:
+    """(Fit screen redraw, edit to frame) in seconds, with the Fit screen shown.
+
+    Edit to frame: from the edit to the end of the last compositor pass that follows it
+    (the frame the terminal would receive); waiting for idle itself is not counted.
+    """
+    from textual.screen import Screen
+
+    from screens.app import PlannerApp
+    from screens.fit import FitScreen
+    from screens.widgets.gantt import Timeline
+    from screens.widgets.matrix import MatrixTable
+    from screens.widgets.membar import MemoryBars
+
+    frames: list[float] = []
+    compose = Screen._compositor_refresh
+
+    def timed_compose(self: Screen) -> None:
+        compose(self)
+        frames.append(time.perf_counter())
+
+    Screen._compositor_refresh = timed_compose  # type: ignore[method-assign]
+    app = PlannerApp(preset, source="bench")
+    redraw: list[float] = []
+    end_to_end: list[float] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("3")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, FitScreen)
+        widgets = [screen.query_one(MatrixTable), screen.query_one(Timeline),
+                   screen.query_one(MemoryBars)]
+
+        def draw() -> None:
+            screen.show(app.workspace)
+            for w in widgets:  # the visible lines, as the compositor asks for them
+                for y in range(min(40, len(w.lines()))):
+                    w.render_line(y)
+
+        redraw = timed(draw, repeat)
+        for i in range(repeat):
+            frames.clear()
+            t = time.perf_counter()
+            app.edit("campaign", cards=7 + i % 2)
+            await pilot.pause()
+            end_to_end.append(frames[-1] - t)
+    Screen._compositor_refresh = compose  # type: ignore[method-assign]
+    return redraw, end_to_end
+
+
+CHILD = """
+import sys, time
+t0 = float(sys.argv[1])
+from pathlib import Path
+import screens.app as ui
+
+class Timed(ui.PlannerApp):
+    # Stylesheets resolve against the class's file, which this script has not.
+    CSS_PATH = [str(Path(ui.__file__).parent / p) for p in ui.PlannerApp.CSS_PATH]
+
+    def on_ready(self) -> None:
+        torch = any(m.split(".")[0] == "torch" for m in sys.modules)
+        print(f"{time.time() - t0:.4f} {torch}")
+        self.exit()
+
+    def run(self, **kwargs):
+        return super().run(headless=True, size=(100, 32))
+
+ui.PlannerApp = Timed
+from planner.cli import main
+sys.exit(main(["--tui"]))
+"""
+
+
+def startup(repeat: int = 7) -> tuple[list[float], set[str]]:
+    """Seconds from spawning `campaign-planner --tui` to the first frame."""
+    times, torch = [], set()
+    for _ in range(repeat):
+        proc = subprocess.run([sys.executable, "-c", CHILD, repr(time.time())],
+                              capture_output=True, text=True, check=True)
+        seconds, loaded = proc.stdout.split()[-2:]
+        times.append(float(seconds))
+        torch.add(loaded)
+    return times, torch
+
+
+def main() -> None:
+    from screens import state
+
+    preset = big_preset()
+    catalog = load_catalog()
+    ws = state.start(preset, catalog)
+    s = ws.plan.summary
+    print(f"matrix: {s.matrix_runs} training runs, {s.matrix_runs_fit} fit on 8 × a6000 in "
+          f"30 days ({len(ws.plan.runs)} scheduled)")
+    from planner.campaign import plan_campaign
+
+    print(f"plan_campaign alone            {ms(timed(lambda: plan_campaign(preset, catalog), 30))}")
+
+    def edit() -> None:
+        state.apply(ws, state.edit(ws.preset, "campaign", cards=7), catalog)
+
+    print(f"edit as the app makes it       {ms(timed(edit, 30))}")
+    redraw, end_to_end = asyncio.run(in_app(preset, 20))
+    print(f"Fit screen redraw              {ms(redraw)}")
+    print(f"edit to frame, Fit shown       {ms(end_to_end)}   (target < 50 ms)")
+    times, torch = startup()
+    print(f"startup to first frame         median {statistics.median(times):.3f} s, max "
+          f"{max(times):.3f} s   (target < 1 s); torch imported: {', '.join(sorted(torch))}")
+
+
+if __name__ == "__main__":
+    main()

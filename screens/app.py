@@ -1,0 +1,203 @@
+"""The terminal UI's App: the current workspace, the bindings, the command palette.
+
+The current campaign is one frozen `Preset` held in a `Workspace`; screens never change
+it in place: they ask the app for an edit, the app builds the new preset, plans it, and
+publishes the new workspace on `changed`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.signal import Signal
+
+from planner.catalog import Catalog, load_catalog
+from planner.errors import InputError
+from planner.loading import DEFAULT_PRESET, load_preset, shipped_presets
+from planner.preset import Preset
+from screens import state
+from screens.campaign import CampaignScreen
+from screens.compare import CompareScreen
+from screens.confirm import Confirm
+from screens.export import ExportScreen
+from screens.fit import FitScreen
+from screens.help import HelpScreen
+from screens.measure import MeasureScreen
+from screens.state import Workspace
+from screens.widgets.nav import SCREENS
+from screens.workload import WorkloadScreen
+
+MeasureFn = Callable[..., Any]
+
+
+class PlannerApp(App[None]):
+    """campaign-planner's interactive planner."""
+
+    # Every screen's stylesheet loads once, at start: a screen's own CSS_PATH would make
+    # Textual re-parse all styles the first time each screen shows.
+    CSS_PATH: ClassVar = ["app.tcss", "campaign.tcss", "workload.tcss", "fit.tcss",
+                          "measure.tcss", "compare.tcss", "export.tcss"]
+    TITLE = "campaign-planner"
+    MODES: ClassVar = {
+        "campaign": CampaignScreen, "workload": WorkloadScreen, "fit": FitScreen,
+        "measure": MeasureScreen, "compare": CompareScreen, "export": ExportScreen,
+    }
+    DEFAULT_MODE = "campaign"
+    BINDINGS: ClassVar = [
+        *(Binding(key, f"goto('{mode}')", title, show=False) for key, mode, title in SCREENS),
+        # Function keys switch screens even while a text field has focus.
+        *(Binding(f"f{i + 2}", f"goto('{mode}')", title, show=False, priority=True)
+          for i, (_, mode, title) in enumerate(SCREENS)),
+        Binding("f1,question_mark", "help", "Help"),
+        Binding("ctrl+z", "undo", "Undo"),
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
+    ]
+
+    def __init__(self, preset: Preset, *, source: str | None = None,
+                 catalog: Catalog | None = None, created: datetime | None = None,
+                 out_dir: str | Path = "plan", measure: MeasureFn | None = None) -> None:
+        """`created` fixes the plan's timestamp (tests, reproducible exports); `measure`
+        replaces `planner.measure.measure_preset` (tests)."""
+        super().__init__()
+        self.catalog = catalog or load_catalog()
+        self.created = created
+        self.out_dir = str(out_dir)
+        self.measure_fn = measure
+        self.contact: tuple[str, str] = ("", "")
+        self.exported = 0
+        """Revision of the workspace last written to files (0: nothing written)."""
+        self.workspace: Workspace = state.start(preset, self.catalog, created=created,
+                                                source=source)
+        self.changed: Signal[Workspace] = Signal(self, "workspace-changed")
+
+    # Edits -------------------------------------------------------------------------
+
+    def _publish(self, ws: Workspace) -> None:
+        self.workspace = ws
+        self.changed.publish(ws)
+
+    def replace(self, preset: Preset, *, remember: bool = True) -> None:
+        """Make `preset` current and replan it (no-op when nothing changed)."""
+        ws = self.workspace
+        if preset == ws.preset and ws.error is None:
+            return
+        self._publish(state.apply(ws, preset, self.catalog, created=self.created,
+                                  remember=remember))
+
+    def edit(self, section: str, **updates: Any) -> None:
+        """Replace fields of a preset section; a refused edit shows its message."""
+        try:
+            preset = state.edit(self.workspace.preset, section, **updates)
+        except InputError as exc:
+            self._publish(state.fail(self.workspace, exc))
+            return
+        self.replace(preset)
+
+    def attempt(self, build: Callable[[Preset], Preset]) -> bool:
+        """Replace the preset with `build(preset)`; False (and the message shown) when
+        `build` raises InputError."""
+        try:
+            preset = build(self.workspace.preset)
+        except InputError as exc:
+            self._publish(state.fail(self.workspace, exc))
+            return False
+        self.replace(preset)
+        return True
+
+    def refuse(self, message: str, field: str = "") -> None:
+        """Show why typed text cannot be used; preset and plan stay as they are."""
+        self._publish(state.fail(self.workspace, InputError(message, field=field)))
+
+    def use_measurements(self, measurements: Any) -> None:
+        """Let measurements flow into the plan."""
+        ws = self.workspace
+        self._publish(state.apply(ws, ws.preset, self.catalog, created=self.created,
+                                  measurements=measurements, remember=False))
+
+    def open_preset(self, name_or_path: str) -> None:
+        """Replace the campaign with a shipped preset or a preset file."""
+        try:
+            preset, source = load_preset(name_or_path)
+        except InputError as exc:
+            self._publish(state.fail(self.workspace, exc))
+            return
+        ws = dataclasses.replace(self.workspace, source=source)
+        self._publish(state.apply(ws, preset, self.catalog, created=self.created,
+                                  measurements=None))
+        self.notify(f"Opened {source}")
+
+    # Actions -----------------------------------------------------------------------
+
+    def action_goto(self, mode: str) -> None:
+        """Show a screen."""
+        self.switch_mode(mode)
+
+    async def action_quit(self) -> None:
+        """Quit; after edits that were not written, ask first."""
+        ws = self.workspace
+        if not ws.history or self.exported == ws.revision:
+            self.exit()
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.exit()
+
+        self.push_screen(Confirm("The edited campaign has not been written. Quit anyway? "
+                                 "(Export, key 6, writes plan.toml and order.toml.)",
+                                 yes="Quit", no="Stay"), answered)
+
+    def action_help(self) -> None:
+        """Show the help screen."""
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_undo(self) -> None:
+        """Go back to the preset before the last edit."""
+        ws = self.workspace
+        if not ws.history:
+            self.notify("Nothing to undo")
+            return
+        *rest, previous = ws.history
+        self._publish(state.apply(dataclasses.replace(ws, history=tuple(rest)), previous,
+                                  self.catalog, created=self.created, remember=False))
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for key, mode, title in SCREENS:
+            yield SystemCommand(f"Go to {title}", f"Show the {title} screen (key {key})",
+                                lambda m=mode: self.switch_mode(m))
+        yield SystemCommand("Help", "Keys and screens explained (F1)", self.action_help)
+        yield SystemCommand("Undo", "Go back to the preset before the last edit (ctrl+z)",
+                            self.action_undo)
+        for days in (3, 7, 30):
+            yield SystemCommand(f"Window: {days} days", f"Rent the cards for {days} days",
+                                lambda d=days: self.attempt(lambda p: state.set_window(p, d)))
+        for key, card in self.catalog.cards.items():
+            yield SystemCommand(f"Card: {card.name}", f"Plan on {key}, {card.memory_gib:g} GB "
+                                f"{card.architecture}", lambda k=key: self.edit("campaign",
+                                                                                card=k),
+                                discover=False)
+        for name, line in shipped_presets().items():
+            yield SystemCommand(f"Open preset: {name}", line,
+                                lambda n=name: self.open_preset(n), discover=False)
+
+
+def run(preset_name: str | None = None, *, catalog: str | None = None,
+        created: datetime | None = None, out_dir: str | None = None,
+        contact: tuple[str, str] = ("", "")) -> int:
+    """Open the UI on a preset; the CLI's `--tui` and no-argument entry point. Bad input
+    raises InputError before anything is drawn."""
+    preset, source = load_preset(preset_name or DEFAULT_PRESET)
+    app = PlannerApp(preset, source=source, catalog=load_catalog(catalog), created=created,
+                     out_dir=out_dir or "plan")
+    app.contact = contact
+    app.run()
+    return 0

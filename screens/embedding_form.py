@@ -1,0 +1,109 @@
+"""The embedding workload form: the corpus, the settings fixed for the whole campaign, and
+the batching."""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+from textual.app import ComposeResult
+from textual.containers import Grid, Vertical
+from textual.widgets import Label, Static
+
+from planner.costs import Figure
+from planner.errors import from_validation
+from planner.preset import Embedding, Preset, TokenLengths
+from screens import state
+from screens.widgets.form import ChoiceRow, FieldRow, help_of
+
+
+def parse_lengths(text: str) -> TokenLengths:
+    """`min p50 p90 p99 max` token lengths, entered by hand."""
+    values = state.parse_ints(text)
+    if len(values) != 5:
+        raise ValueError("give five token lengths: min p50 p90 p99 max")
+    try:
+        return TokenLengths(**dict(zip(("min", "p50", "p90", "p99", "max"), values,
+                                       strict=True)), source="entered")
+    except ValidationError as exc:
+        raise ValueError(str(from_validation(exc, None))) from None
+
+
+def show_lengths(lengths: TokenLengths) -> str:
+    """Token lengths as `parse_lengths` reads them."""
+    return f"{lengths.min} {lengths.p50} {lengths.p90} {lengths.p99} {lengths.max}"
+
+
+def parse_throughput(text: str) -> Figure:
+    """Tokens per second typed by hand: an `entered` figure."""
+    value = state.parse_float(text)
+    if value <= 0:
+        raise ValueError("throughput must be more than 0")
+    return Figure(value=value, source="entered", note="entered in campaign-planner")
+
+
+class EmbeddingForm(Vertical):
+    """Corpus, fixed model / tokenizer / truncation / pooling / normalization, batching."""
+
+    DEFAULT_CSS = """
+    EmbeddingForm { height: auto; }
+    EmbeddingForm > Grid { grid-size: 2; grid-gutter: 0 2; height: auto; }
+    EmbeddingForm > Grid > FieldRow > Label { width: 18; }
+    EmbeddingForm > #fixed { margin-top: 1; height: auto; }
+    """
+
+    def compose(self) -> ComposeResult:
+        e = Embedding
+        yield Label("Corpus", classes="section")
+        with Grid():
+            yield FieldRow("Documents", "embedding.documents", state.parse_int,
+                           tooltip=help_of(e, "documents"))
+            yield FieldRow("Lengths", "embedding.lengths", parse_lengths,
+                           tooltip="Token lengths: min p50 p90 p99 max")
+            yield FieldRow("Versions", "embedding.versions", state.parse_int,
+                           tooltip=help_of(e, "versions"))
+            yield FieldRow("Throughput tok/s", "embedding.throughput_tokens_per_s",
+                           parse_throughput, tooltip=help_of(e, "throughput_tokens_per_s"))
+        yield Label("Fixed for the whole campaign", classes="section")
+        with Grid():
+            yield FieldRow("Model", "embedding.model", state.parse_text,
+                           tooltip=help_of(e, "model"))
+            yield FieldRow("Tokenizer", "embedding.tokenizer", state.parse_text,
+                           tooltip=help_of(e, "tokenizer"))
+            yield FieldRow("Truncation tokens", "embedding.truncation_tokens", state.parse_int,
+                           tooltip=help_of(e, "truncation_tokens"))
+            yield ChoiceRow("Pooling", "embedding.pooling", ("mean", "cls", "max", "last"),
+                            "mean", tooltip=help_of(e, "pooling"))
+            yield ChoiceRow("Normalization", "embedding.normalization", ("l2", "none"), "l2",
+                            tooltip=help_of(e, "normalization"))
+        yield Label("Batching", classes="section")
+        with Grid():
+            yield ChoiceRow("Strategy", "embedding.batching", ("original", "length-grouped"),
+                            "length-grouped", tooltip=help_of(e, "batching"))
+            yield FieldRow("Batch size", "embedding.batch_size", state.parse_int,
+                           tooltip=help_of(e, "batch_size"))
+            yield FieldRow("Token budget", "embedding.token_budget", state.parse_int,
+                           tooltip=help_of(e, "token_budget"))
+        yield Static("", id="fixed", classes="hint")
+
+    def show(self, preset: Preset) -> None:
+        """Show the preset's embedding workload."""
+        e = preset.embedding
+        if e is None:
+            return
+        values = {
+            "embedding.documents": str(e.documents),
+            "embedding.lengths": show_lengths(e.lengths),
+            "embedding.versions": str(e.versions),
+            "embedding.throughput_tokens_per_s": state.show_number(
+                e.throughput_tokens_per_s.value),
+            "embedding.model": e.model, "embedding.tokenizer": e.tokenizer,
+            "embedding.truncation_tokens": str(e.truncation_tokens),
+            "embedding.pooling": e.pooling, "embedding.normalization": e.normalization,
+            "embedding.batching": e.batching, "embedding.batch_size": str(e.batch_size),
+            "embedding.token_budget": str(e.token_budget),
+        }
+        for row in self.query(FieldRow):
+            row.sync(values[row.path])
+        self.query_one("#fixed", Static).update(
+            f"Lengths are {e.lengths.source}; throughput is "
+            f"{e.throughput_tokens_per_s.label()}. Model, tokenizer, truncation, pooling and "
+            "normalization stay fixed across every version: changing one makes a new corpus.")

@@ -1,0 +1,149 @@
+"""Export screen: the order form, a preview of both files, and the atomic write.
+
+The contact goes into the order only (as the headless `--contact-name/--contact-email`
+do), so the files equal a headless export of the same preset.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid, Horizontal
+from textual.widgets import Button, Static, TabbedContent, TabPane, TextArea
+
+from planner.errors import InputError
+from planner.export import order_toml, plan_toml, write_exports
+from planner.preset import OrderSpec
+from screens import state
+from screens.base import PlannerScreen
+from screens.confirm import Confirm
+from screens.state import Workspace
+from screens.widgets.form import FieldRow, help_of
+
+FILES = ("plan.toml", "order.toml")
+
+
+class ExportScreen(PlannerScreen):
+    """Fill in the order, preview plan.toml and order.toml, write them."""
+
+    MODE = "export"
+    AUTO_FOCUS = "#preview"
+    BINDINGS: ClassVar = [Binding("w,ctrl+s", "write", "Write files"),
+                          Binding("p", "focus_preview", "Preview")]
+
+    def body(self) -> ComposeResult:
+        o = OrderSpec
+        with Grid(id="order-grid"):
+            yield FieldRow("Contact name", "contact.name", state.parse_text,
+                           placeholder="empty: draft order")
+            yield FieldRow("Contact email", "contact.email", state.parse_text,
+                           placeholder="name@example.org")
+            yield FieldRow("OS image", "order.image", state.parse_text,
+                           tooltip=help_of(o, "image"))
+            yield FieldRow("CUDA", "order.cuda", state.parse_text, tooltip=help_of(o, "cuda"))
+            yield FieldRow("PyTorch", "order.pytorch", state.parse_text,
+                           tooltip=help_of(o, "pytorch"))
+            yield FieldRow("Packages", "order.packages", state.parse_words,
+                           tooltip=help_of(o, "packages"))
+        with Horizontal(id="write-row"):
+            yield FieldRow("Folder", "export.folder", state.parse_text,
+                           tooltip="Folder receiving plan.toml and order.toml")
+            yield Button("Write files (w)", id="write", variant="primary", compact=True)
+        yield Static("", id="export-message", classes="message", markup=False)
+        with TabbedContent(id="preview"):
+            for name in FILES:
+                with TabPane(name, id=f"tab-{name.split('.')[0]}"):
+                    yield TextArea("", read_only=True, id=f"text-{name.split('.')[0]}",
+                                   soft_wrap=False, show_line_numbers=False)
+
+    def show(self, ws: Workspace) -> None:
+        spec = ws.preset.order
+        values = {
+            "contact.name": self.planner.contact[0], "contact.email": self.planner.contact[1],
+            "order.image": spec.image, "order.cuda": spec.cuda, "order.pytorch": spec.pytorch,
+            "order.packages": ", ".join(spec.packages), "export.folder": self.planner.out_dir,
+        }
+        for row in self.query(FieldRow):
+            row.sync(values[row.path])
+        message = self.query_one("#export-message", Static)
+        try:
+            contact = state.contact_of(*self.planner.contact)
+        except InputError as exc:
+            message.set_class(True, "-error")
+            message.update(f"✗ {exc}")
+            return
+        plan, order = state.exports(ws, self.planner.catalog, contact)
+        self.query_one("#text-plan", TextArea).load_text(plan_toml(plan))
+        self.query_one("#text-order", TextArea).load_text(order_toml(order))
+        message.set_class(ws.error is not None, "-error")
+        if ws.error is not None:
+            message.update("✗ the last edit cannot be planned: fix it before writing")
+        else:
+            status = "ready" if contact else "draft (no contact)"
+            message.update(f"Order {status}: {order.cards} × {order.card_name} for "
+                           f"{order.duration_days} days, into {self.planner.out_dir}/")
+
+    def edited(self, path: str, value: object) -> None:
+        text = str(value)
+        if path == "contact.name":
+            self.planner.contact = (text, self.planner.contact[1])
+        elif path == "contact.email":
+            self.planner.contact = (self.planner.contact[0], text)
+        elif path == "export.folder":
+            self.planner.out_dir = text or "plan"
+        else:
+            super().edited(path, value)
+            return
+        self._redraw(self.planner.workspace)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.action_write()
+
+    def action_focus_preview(self) -> None:
+        """Move to the preview, to scroll it."""
+        pane = self.query_one(TabbedContent).active
+        self.query_one(f"#{pane} TextArea", TextArea).focus()
+
+    def action_write(self) -> None:
+        """Write both files, asking before overwriting."""
+        ws = self.planner.workspace
+        if ws.error is not None:
+            self.notify(f"Not written: {ws.error}", severity="error")
+            return
+        try:
+            contact = state.contact_of(*self.planner.contact)
+        except InputError as exc:
+            self.notify(f"Not written: {exc}", severity="error")
+            return
+        out = Path(self.planner.out_dir).expanduser()
+        existing = [str(out / f) for f in FILES if (out / f).exists()]
+        if not existing:
+            self._write(out, contact, force=False)
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._write(out, contact, force=True)
+            else:
+                self.notify("Nothing written.")
+
+        self.app.push_screen(Confirm(f"{' and '.join(existing)} already exist"
+                                     f"{'s' if len(existing) == 1 else ''}. Overwrite?",
+                                     yes="Overwrite", no="Keep"), answered)
+
+    def _write(self, out: Path, contact: object, *, force: bool) -> None:
+        plan, order = state.exports(self.planner.workspace, self.planner.catalog,
+                                    contact)  # type: ignore[arg-type]
+        try:
+            written = write_exports(out, plan, order, force=force)
+        except (InputError, OSError) as exc:
+            self.notify(f"Not written: {exc}", severity="error")
+            return
+        self.planner.exported = self.planner.workspace.revision
+        text = f"Wrote {written[0]} and {written[1]}"
+        self.query_one("#export-message", Static).update(text)
+        self.notify(text)

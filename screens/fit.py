@@ -1,0 +1,142 @@
+"""Fit screen, live: what fits in the window, on which card and when, against what memory,
+what does not and why, and where every figure comes from."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import Label, Static
+
+from planner.plan import Plan
+from screens.base import PlannerScreen
+from screens.state import Workspace
+from screens.text import cost, hours, runs_fit
+from screens.widgets.gantt import Timeline
+from screens.widgets.matrix import MatrixTable
+from screens.widgets.membar import MemoryBars
+
+LISTED = 12
+"""Items of a list shown before `… and N more`: the rest are in plan.toml."""
+
+
+def figures(plan: Plan) -> str:
+    """The headline figures, a line each."""
+    c, s = plan.campaign, plan.summary
+    lines = [
+        f"{runs_fit(plan)} in {c.window_hours:g} h × {c.cards} {c.card_name}",
+        f"usable hours {c.usable_from_h:g}–{c.usable_until_h:g}: {hours(c.usable_hours)} per "
+        f"card · last run ends at hour {s.makespan_h:.1f}",
+        f"utilization {s.utilization:.1%} · {s.idle_card_hours:,.1f} idle card-hours",
+    ]
+    if plan.embedding is not None:
+        e = plan.embedding
+        lines.append(f"{e.documents:,} documents per version ({e.lengths_source} lengths); "
+                     f"{e.documents_fit_first_version:,} of the first version fit")
+        lines.append(f"fixed: {e.model}, truncation {e.truncation_tokens}, {e.pooling} "
+                     f"pooling, {e.normalization} normalization")
+    elif s.first_complete_seed is not None and s.first_complete_seed_end_h is not None:
+        lines.append(f"seed {s.first_complete_seed}'s whole matrix completes at hour "
+                     f"{s.first_complete_seed_end_h:.1f}")
+    else:
+        lines.append("no seed's whole matrix completes in the window")
+    lines.append(cost(plan))
+    return "\n".join(lines)
+
+
+def listing(items: list[str]) -> str:
+    """Bulleted items, the long tail counted."""
+    if not items:
+        return "none"
+    shown = [f"• {i}" for i in items[:LISTED]]
+    if len(items) > LISTED:
+        shown.append(f"… and {len(items) - LISTED} more (see plan.toml)")
+    return "\n".join(shown)
+
+
+def provenance(plan: Plan) -> str:
+    """Where the figures come from: counts by source, then every note (the per-figure
+    source is in the table and beside each memory bar)."""
+    a = plan.assumptions
+    lines = []
+    for what, figs in (("step time", [f.step_time_s for f in a.figures]),
+                       ("peak memory", [f.peak_memory_gib for f in a.figures])):
+        if figs:
+            labels = Counter(f.label() for f in figs)
+            lines.append(f"{what}: " + ", ".join(f"{n} {label}" for label, n in
+                                                  labels.most_common()))
+    if a.throughput_tokens_per_s is not None:
+        t = a.throughput_tokens_per_s
+        lines.append(f"throughput {t.value:,.0f} tokens/s per card: {t.label()}")
+    notes = [f"{f.config} {what}: {fig.note}" for f in a.figures
+             for what, fig in (("step time", f.step_time_s), ("peak memory", f.peak_memory_gib))
+             if fig.note]
+    if a.throughput_tokens_per_s is not None and a.throughput_tokens_per_s.note:
+        notes.append(f"throughput: {a.throughput_tokens_per_s.note}")
+    if notes:
+        lines.append(listing(notes))
+    o = a.overheads
+    lines.append(f"overheads as entered: stack check {o.stack_check_hours:g} h, safety margin "
+                 f"{o.safety_margin_hours:g} h, startup {o.startup_minutes:g} min/run, "
+                 f"memory margin {o.memory_margin_gib:g} GiB")
+    return "\n".join(lines)
+
+
+class FitScreen(PlannerScreen):
+    """What fits, live."""
+
+    MODE = "fit"
+    AUTO_FOCUS = "#fit"
+    BINDINGS: ClassVar = [
+        Binding("t", "jump('timeline')", "Timeline"),
+        Binding("m", "jump('memory')", "Memory"),
+        Binding("n", "jump('missing')", "Not fitting"),
+        Binding("home", "jump('top')", "Top", show=False),
+    ]
+
+    def body(self) -> ComposeResult:
+        with VerticalScroll(id="fit"):
+            yield Static("", id="top", classes="figures")
+            yield Label("Variant × seed: ✓ completes in the window, ✗ does not",
+                        classes="section", id="matrix-title")
+            yield MatrixTable(id="matrix")
+            yield Label("Timeline: runs on each card; ░ reserved hours; ┃ the window's end",
+                        classes="section", id="timeline-title")
+            yield Timeline(id="timeline")
+            yield Label("Memory: peak per configuration against the card", classes="section",
+                        id="memory")
+            yield MemoryBars(id="bars")
+            yield Label("Does not fit, and why", classes="section", id="missing")
+            yield Static("", id="missing-list", markup=False)
+            yield Label("Decisions the planner made", classes="section")
+            yield Static("", id="decisions", markup=False)
+            yield Label("Warnings", classes="section")
+            yield Static("", id="warnings", markup=False)
+            yield Label("Provenance of each figure", classes="section")
+            yield Static("", id="provenance", markup=False)
+
+    def show(self, ws: Workspace) -> None:
+        plan = ws.plan
+        self.query_one("#top", Static).update(Text(figures(plan)))
+        self._table(plan)
+        self.query_one(Timeline).show(plan)
+        self.query_one(MemoryBars).show(plan)
+        self.query_one("#missing-list", Static).update(
+            listing([f"{n.id}: {n.reason}" for n in plan.not_fitting]))
+        self.query_one("#decisions", Static).update(listing(plan.decisions))
+        self.query_one("#warnings", Static).update(listing(plan.warnings))
+        self.query_one("#provenance", Static).update(provenance(plan))
+
+    def _table(self, plan: Plan) -> None:
+        self.query_one("#matrix-title", Label).update(
+            "Batching: ● the strategy planned" if plan.embedding is not None else
+            "Variant × seed: ✓ completes in the window, ✗ does not")
+        self.query_one(MatrixTable).show(plan)
+
+    def action_jump(self, where: str) -> None:
+        """Scroll to a section."""
+        self.query_one(f"#{where}").scroll_visible(top=True, animate=False)

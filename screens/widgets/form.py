@@ -1,0 +1,130 @@
+"""Form rows that edit one preset field: a label and a one-line input or choice.
+
+A row only parses what was typed; the screen turns its `Edited` message into a new preset
+and the app decides whether it can be planned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from pydantic import BaseModel
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.widgets import Input, Label, Select
+
+
+def help_of(model: type[BaseModel], name: str) -> str:
+    """The field's docstring, used as the row's tooltip."""
+    info = model.model_fields.get(name)
+    return (info.description or "") if info else ""
+
+
+def _dom_id(path: str) -> str:
+    return "f-" + path.replace(".", "-").replace("_", "-")
+
+
+class FieldRow(Horizontal):
+    """`label [ value ]`, editing the preset field at dotted `path`."""
+
+    DEFAULT_CSS = """
+    FieldRow { height: 1; margin: 0 0 0 0; }
+    FieldRow > Label { width: 24; color: $text-muted; }
+    FieldRow > Input { width: 1fr; max-width: 48; }
+    FieldRow > Select { width: 1fr; max-width: 48; }
+    FieldRow.-invalid > Label { color: $error; }
+    """
+
+    class Edited(Message):
+        """The row holds a value that parses."""
+
+        def __init__(self, row: FieldRow, path: str, value: Any) -> None:
+            super().__init__()
+            self.row = row
+            self.path = path
+            self.value = value
+
+    class Invalid(Message):
+        """The row holds text that does not parse."""
+
+        def __init__(self, row: FieldRow, path: str, message: str) -> None:
+            super().__init__()
+            self.row = row
+            self.path = path
+            self.message = message
+
+    def __init__(self, label: str, path: str, parse: Callable[[str], Any], value: str = "",
+                 *, tooltip: str = "", placeholder: str = "") -> None:
+        super().__init__(id=_dom_id(path))
+        self.label = label
+        self.path = path
+        self.parse = parse
+        self._value = value
+        self._placeholder = placeholder
+        if tooltip:
+            self.tooltip = tooltip
+
+    def compose(self) -> ComposeResult:
+        yield Label(self.label)
+        yield Input(self._value, placeholder=self._placeholder, compact=True,
+                    select_on_focus=True)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        # Text set by the program (mount, sync) is not an edit.
+        if event.value == self._value:
+            return
+        self._value = event.value
+        try:
+            value = self.parse(event.value)
+        except ValueError as exc:
+            self.set_class(True, "-invalid")
+            self.post_message(self.Invalid(self, self.path, str(exc)))
+            return
+        self.set_class(False, "-invalid")
+        self.post_message(self.Edited(self, self.path, value))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.screen.focus_next()
+
+    def sync(self, text: str) -> None:
+        """Show the preset's value, unless the user is typing here."""
+        field = self.query_one(Input)
+        if field.has_focus or field.value == text:
+            return
+        self._value = text
+        with field.prevent(Input.Changed):
+            field.value = text
+        self.set_class(False, "-invalid")
+
+
+class ChoiceRow(FieldRow):
+    """`label [ choice ▾ ]`, for fields with a fixed set of values."""
+
+    def __init__(self, label: str, path: str, choices: Iterable[str], value: str,
+                 *, tooltip: str = "") -> None:
+        super().__init__(label, path, str, value, tooltip=tooltip)
+        self.choices = list(choices)
+
+    def compose(self) -> ComposeResult:
+        yield Label(self.label)
+        yield Select([(c, c) for c in self.choices], value=self._value, allow_blank=False,
+                     compact=True)
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        event.stop()
+        if event.value is Select.NULL or event.value == self._value:
+            return
+        self._value = str(event.value)
+        self.post_message(self.Edited(self, self.path, event.value))
+
+    def sync(self, text: str) -> None:
+        """Show the preset's value."""
+        field = self.query_one(Select)
+        if field.value != text and text in self.choices:
+            self._value = text
+            with field.prevent(Select.Changed):
+                field.value = text

@@ -1,0 +1,67 @@
+"""A block of pre-drawn text lines rendered one line at a time.
+
+Textual asks such a widget only for the lines on screen, so a 100-row table or a
+64-card timeline costs what is visible, not what exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.segment import Segment
+from rich.text import Text
+from textual.strip import Strip
+from textual.widget import Widget
+
+from planner.plan import Plan
+
+Draw = Callable[[Plan, int], list[Text]]
+
+
+class Lines(Widget):
+    """Lines drawn from a plan by `draw(plan, width)`, redrawn on resize."""
+
+    DEFAULT_CSS = """
+    Lines { height: auto; }
+    """
+
+    def __init__(self, draw: Draw, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._draw = draw
+        self.plan: Plan | None = None
+        self._lines: list[Text] = []
+        self._strips: dict[int, Strip] = {}
+        self._width = -1
+
+    def show(self, plan: Plan) -> None:
+        """Draw this plan."""
+        self.plan = plan
+        self._lines = self._draw(plan, self.size.width or 80)
+        self._width = self.size.width
+        self._strips.clear()
+        self.styles.height = max(1, len(self._lines))
+        self.refresh(layout=True)
+
+    def lines(self) -> list[Text]:
+        """The lines as drawn (tests, snapshots of text)."""
+        return list(self._lines)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        if self.plan is not None and width != self._width:
+            self._lines = self._draw(self.plan, width)
+            self._width = width
+            self._strips.clear()
+        style = self.rich_style
+        if y >= len(self._lines):
+            return Strip.blank(width, style)
+        strip = self._strips.get(y)
+        if strip is None:
+            text = self._lines[y]
+            console = self.app.console
+            # Text.render leaves out the text's own base style.
+            segments = Segment.apply_style(text.render(console), console.get_style(text.style)
+                                           if text.style else None)
+            strip = Strip(list(segments)).apply_style(style)
+            self._strips[y] = strip
+        return strip.crop_extend(0, width, style)

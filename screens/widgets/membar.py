@@ -1,0 +1,71 @@
+"""Memory bars: each configuration's planned peak against the card's memory, the margin
+marked, with the figure's provenance."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from planner.plan import ConfigFigures, Plan
+from screens.widgets.lines import Lines
+
+
+def bar(fig: ConfigFigures, top_gib: float, budget_gib: float, width: int) -> Text:
+    """One configuration's bar, `top_gib` wide: filled to its planned peak, shaded up to
+    the peak before any micro-batch reduction, `│` where the memory margin starts."""
+    width = max(8, width)
+    scale = width / top_gib
+    filled = min(width, round(fig.planned_peak_gib * scale))
+    asked = min(width, round(fig.peak_memory_gib.value * scale))
+    limit = min(width - 1, round(budget_gib * scale))
+    colour = "green" if fig.fits and fig.planned_peak_gib == fig.peak_memory_gib.value else (
+        "yellow" if fig.fits else "red")
+    # One span per stretch: filled, shaded, empty, with the margin mark cut in.
+    cells = ["█"] * filled + ["▒"] * max(0, asked - filled) + ["·"] * (width - max(filled, asked))
+    kinds = [colour] * filled + ["grey50"] * max(0, asked - filled) \
+        + ["grey35"] * (width - max(filled, asked))
+    cells[limit], kinds[limit] = "│", "bold"
+    out = Text()
+    start = 0
+    for i in range(1, width + 1):
+        if i == width or kinds[i] != kinds[start]:
+            out.append("".join(cells[start:i]), kinds[start])
+            start = i
+    return out
+
+
+def describe(fig: ConfigFigures) -> str:
+    """Peak as planned, the reduction if any, and where the figure came from."""
+    text = f"{fig.planned_peak_gib:5.1f} GiB"
+    if fig.planned_peak_gib != fig.peak_memory_gib.value:
+        text += f" at mb {fig.micro_batch} ({fig.peak_memory_gib.value:g} before)"
+    if not fig.fits:
+        text += " ✗ too big"
+    return f"{text}  {fig.peak_memory_gib.label()}"
+
+
+def draw(plan: Plan, width: int) -> list[Text]:
+    """One line per configuration: name, bar, figures."""
+    a = plan.assumptions
+    if not a.figures:
+        return [Text("No per-configuration memory figures for this kind of campaign.",
+                     style="italic")]
+    name_w = min(16, max(len(f.config) for f in a.figures))
+    bar_w = max(10, min(40, width - name_w - 44))
+    top = max(a.card_memory_gib, *(f.peak_memory_gib.value for f in a.figures))
+    lines = []
+    for fig in a.figures:
+        line = Text(f"{fig.config:<{name_w}.{name_w}} ")
+        line.append_text(bar(fig, top, a.memory_budget_gib, bar_w))
+        line.append(f" {describe(fig)}")
+        lines.append(line)
+    lines.append(Text(f"{' ' * name_w} │ {a.memory_budget_gib:g} GiB usable of "
+                      f"{a.card_memory_gib:g} GiB ({a.overheads.memory_margin_gib:g} GiB margin)"
+                      "; ▒ peak before a micro-batch reduction", style="grey62"))
+    return lines
+
+
+class MemoryBars(Lines):
+    """A memory bar per variant against the card's memory."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(draw, id=id)

@@ -1,0 +1,207 @@
+"""Workload screen: what runs in the window.
+
+Ablation and adaptation: the baseline's factors, the variants (add, edit, remove; a break
+of the one-factor rule flagged at once), seeds, steps, evaluation and checkpoints, the
+effective-batch rule; adaptation also its base model, trained parameters and dataset.
+Embedding: the corpus and its fixed settings (see `screens.embedding_form`).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid, Vertical
+from textual.widgets import DataTable, Label, Static
+
+from planner.discipline import variant_findings
+from planner.preset import Adaptation, Baseline, Overheads, Training, Variant
+from screens import state
+from screens.base import PlannerScreen
+from screens.embedding_form import EmbeddingForm
+from screens.state import Workspace
+from screens.variant_form import VariantForm
+from screens.widgets.form import ChoiceRow, FieldRow, help_of
+
+
+def _training_rows() -> list[FieldRow]:
+    t, o = Training, Overheads
+    return [
+        FieldRow("Steps", "training.steps", state.parse_int, tooltip=help_of(t, "steps")),
+        FieldRow("Seeds", "training.seeds", state.parse_ints, tooltip=help_of(t, "seeds")),
+        FieldRow("Micro-batch", "training.micro_batch", state.parse_int,
+                 tooltip=help_of(t, "micro_batch")),
+        FieldRow("Accumulation", "training.accumulation", state.parse_int,
+                 tooltip=help_of(t, "accumulation")),
+        FieldRow("Cards per run", "training.cards_per_run", state.parse_int,
+                 tooltip=help_of(t, "cards_per_run")),
+        FieldRow("Effective batch", "training.effective_batch", state.parse_optional_int,
+                 tooltip=help_of(t, "effective_batch"), placeholder="mb × acc × cards"),
+        FieldRow("Eval every steps", "overheads.eval_every_steps", state.parse_int,
+                 tooltip=help_of(o, "eval_every_steps")),
+        FieldRow("Eval minutes", "overheads.eval_minutes", state.parse_float,
+                 tooltip=help_of(o, "eval_minutes")),
+        FieldRow("Ckpt every steps", "overheads.checkpoint_every_steps", state.parse_int,
+                 tooltip=help_of(o, "checkpoint_every_steps")),
+        FieldRow("Ckpt write min", "overheads.checkpoint_write_minutes", state.parse_float,
+                 tooltip=help_of(o, "checkpoint_write_minutes")),
+    ]
+
+
+def flag(training: Training, variant: Variant) -> str:
+    """The one-factor check of a variant in a few words."""
+    problems = variant_findings(training, variant)
+    if not problems:
+        return "✓"
+    if variant.waive_one_factor:
+        return f"⚠ waived: {problems[0]}"
+    return f"✗ {problems[0]}"
+
+
+class WorkloadScreen(PlannerScreen):
+    """Edit the workload: the matrix of a training campaign, or an embedding corpus."""
+
+    MODE = "workload"
+    AUTO_FOCUS = "#variants"
+    BINDINGS: ClassVar = [
+        Binding("a", "add", "Add variant"),
+        Binding("e", "edit", "Edit"),
+        Binding("x,delete", "remove", "Remove"),
+        Binding("v", "focus_table", "Variants"),
+    ]
+
+    _want_row: int | None = None
+
+    def body(self) -> ComposeResult:
+        with Vertical(id="training"):
+            with Grid(id="adaptation-grid"):
+                a = Adaptation
+                yield FieldRow("Base model", "adaptation.base_model", state.parse_text,
+                               tooltip=help_of(a, "base_model"))
+                yield ChoiceRow("Trained params", "adaptation.trained_parameters",
+                                ("full", "adapter"), "adapter",
+                                tooltip=help_of(a, "trained_parameters"))
+                yield FieldRow("Dataset", "adaptation.dataset", state.parse_text,
+                               tooltip=help_of(a, "dataset"))
+            with Grid(id="training-grid"):
+                yield from _training_rows()
+            yield FieldRow("Baseline factors", "training.baseline.factors",
+                           state.parse_factors, tooltip=help_of(Baseline, "factors"))
+            yield Static("", id="rule", classes="hint")
+            yield Label("Configurations: a add · e/Enter edit · x remove", classes="section")
+            yield DataTable(id="variants", cursor_type="row", zebra_stripes=True)
+        yield EmbeddingForm(id="embedding")
+
+    def on_mount(self) -> None:
+        self.query_one("#variants", DataTable).add_columns(
+            "check", "name", "changes", "step s", "peak GiB", "per-sample", "figures")
+        super().on_mount()
+
+    def show(self, ws: Workspace) -> None:
+        p = ws.preset
+        training = p.training
+        self.query_one("#training").display = training is not None
+        self.query_one(EmbeddingForm).display = training is None
+        if training is None:
+            self.query_one(EmbeddingForm).show(p)
+            return
+        adaptation = p.adaptation
+        self.query_one("#adaptation-grid").display = adaptation is not None
+        o = p.overheads
+        values = {
+            "training.steps": str(training.steps),
+            "training.seeds": ", ".join(map(str, training.seeds)),
+            "training.micro_batch": str(training.micro_batch),
+            "training.accumulation": str(training.accumulation),
+            "training.cards_per_run": str(training.cards_per_run),
+            "training.effective_batch": state.show_number(training.effective_batch),
+            "overheads.eval_every_steps": str(o.eval_every_steps),
+            "overheads.eval_minutes": state.show_number(o.eval_minutes),
+            "overheads.checkpoint_every_steps": str(o.checkpoint_every_steps),
+            "overheads.checkpoint_write_minutes": state.show_number(o.checkpoint_write_minutes),
+            "training.baseline.factors": state.show_factors(training.baseline.factors),
+        }
+        if adaptation is not None:
+            values |= {"adaptation.base_model": adaptation.base_model,
+                       "adaptation.trained_parameters": adaptation.trained_parameters,
+                       "adaptation.dataset": adaptation.dataset}
+        for row in self.query(FieldRow):
+            if row.path in values:
+                row.sync(values[row.path])
+        self.query_one("#rule", Static).update(
+            f"Effective batch: {training.micro_batch} × {training.accumulation} × "
+            f"{training.cards_per_run} card{'s' if training.cards_per_run > 1 else ''} = "
+            f"{training.rule_batch} samples per step, the same for every variant")
+        self._fill(training)
+
+    def _fill(self, training: Training) -> None:
+        table = self.query_one("#variants", DataTable)
+        row = table.cursor_row
+        table.clear()
+        b = training.baseline
+        table.add_row("kept", "baseline", "(the reference)", f"{b.step_time_s.value:g}",
+                      f"{b.peak_memory_gib.value:g}", state.show_number(b.memory_per_sample_gib),
+                      f"{b.step_time_s.label()} / {b.peak_memory_gib.label()}", key="baseline")
+        for i, v in enumerate(training.variants):
+            table.add_row(flag(training, v), v.name, state.show_factors(v.changes),
+                          f"{v.step_time_s.value:g}", f"{v.peak_memory_gib.value:g}",
+                          state.show_number(v.memory_per_sample_gib),
+                          f"{v.step_time_s.label()} / {v.peak_memory_gib.label()}",
+                          key=f"v{i}")
+        if self._want_row is not None:
+            row, self._want_row = self._want_row, None
+        if table.row_count:
+            table.move_cursor(row=min(row, table.row_count - 1))
+
+    def _selected(self) -> int | None:
+        """Index of the selected variant; -1 for the baseline; None when no table."""
+        training = self.planner.workspace.preset.training
+        if training is None:
+            return None
+        return self.query_one("#variants", DataTable).cursor_row - 1
+
+    def action_add(self) -> None:
+        """Write down a new variant."""
+        training = self.planner.workspace.preset.training
+        if training is not None:
+            self.app.push_screen(VariantForm(training, None), self._saved(None))
+
+    def action_edit(self) -> None:
+        """Edit the selected variant or the baseline."""
+        training = self.planner.workspace.preset.training
+        index = self._selected()
+        if training is None or index is None:
+            return
+        if index < 0:
+            self.app.push_screen(VariantForm(training, None, baseline=True), self._saved(-1))
+        else:
+            self.app.push_screen(VariantForm(training, index), self._saved(index))
+
+    def _saved(self, index: int | None):  # type: ignore[no-untyped-def]
+        def done(model: Variant | Baseline | None) -> None:
+            if isinstance(model, Baseline):
+                self.planner.attempt(lambda p: state.edit(p, "training", baseline=model))
+            elif isinstance(model, Variant):
+                if index is None:
+                    self._want_row = len(self.planner.workspace.preset.training.variants) + 1  # type: ignore[union-attr]
+                self.planner.attempt(lambda p: state.put_variant(p, model, index))
+        return done
+
+    def action_remove(self) -> None:
+        """Remove the selected variant (the baseline is always kept)."""
+        index = self._selected()
+        if index is None:
+            return
+        if index < 0:
+            self.notify("The baseline is always kept.", severity="warning")
+            return
+        self.planner.attempt(lambda p: state.drop_variant(p, index))
+
+    def action_focus_table(self) -> None:
+        """Move to the variants table."""
+        self.query_one("#variants", DataTable).focus()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_edit()
