@@ -35,6 +35,20 @@ def spec_of(preset: Preset) -> MeasureSpec | None:
     return getattr(workload, "measure", None)
 
 
+def require_spec(preset: Preset, source: str | None = None) -> MeasureSpec:
+    """The measurement section `measure` needs, or an InputError saying what to add."""
+    kind = preset.campaign.kind
+    spec = spec_of(preset)
+    if spec is None:
+        raise InputError(f"no measurement section: add [{kind}.measure] with reference = "
+                         "\"transformer\" (or \"encoder\") and its sizes, or factory = "
+                         "\"package.module:function\"", file=source, field=f"{kind}.measure")
+    if spec.dtype == "fp8":
+        raise InputError("fp8 steps are not measured here (they need a model written for "
+                         "fp8 kernels): measure bf16", file=source, field=f"{kind}.measure.dtype")
+    return spec
+
+
 def workload_settings(preset: Preset) -> dict[str, Any]:
     """What a measurement depends on, besides each configuration's factors."""
     spec = spec_of(preset)

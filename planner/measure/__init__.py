@@ -53,6 +53,9 @@ def measure_preset(preset: Preset, catalog: Catalog, *, steps: int | None = None
     `progress` is called from the thread running the measurement; `cancel` is checked
     between steps, and a cancelled run returns what was measured so far, marked partial.
     """
+    from planner.measured import require_spec
+
+    require_spec(preset, source)
     if not torch_available():
         raise MeasureUnavailable(
             "torch is not installed: install it (pip install 'campaign-planner[measure]', or "

@@ -32,7 +32,7 @@ from planner.measure.memory import Estimate, fake_estimate, forward_only, train_
 from planner.measure.search import choose, largest_micro_batch
 from planner.measure.workloads import Builder, Workload, factory_builder, reference_builder
 from planner.measure_spec import MeasureSpec, resolve_reference
-from planner.measured import spec_of, workload_fingerprint
+from planner.measured import require_spec, workload_fingerprint
 from planner.measurements import (
     BatchChoice,
     ConfigMeasurement,
@@ -151,7 +151,9 @@ class _Measurer:
         flags: list[str] = []
         achieved = mfu = None
         if times:
-            q = statistics.quantiles(times, n=10) if len(times) > 1 else [times[0]] * 9
+            # Inclusive quantiles stay inside the data (the default extrapolates for few steps).
+            q = (statistics.quantiles(times, n=10, method="inclusive") if len(times) > 1
+                 else [times[0]] * 9)
             median = statistics.median(times)
             step_time = StepTime(median_s=median, p10_s=q[0], p90_s=q[-1], steps=len(times))
             achieved = flops_step / median / 1e12
@@ -274,15 +276,7 @@ def run(preset: Preset, catalog: Catalog, *, steps: int | None,
         device: str, threads: int | None, source: str | None, command: str,
         backend: Backend | None = None) -> Measurements:
     """Measure every configuration of `preset`; see the module docstring."""
-    kind = preset.campaign.kind
-    spec = spec_of(preset)
-    if spec is None:
-        raise InputError(f"no measurement section: add [{kind}.measure] with reference = "
-                         "\"transformer\" (or \"encoder\") and its sizes, or factory = "
-                         "\"package.module:function\"", file=source, field=f"{kind}.measure")
-    if spec.dtype == "fp8":
-        raise InputError("fp8 steps are not measured here (they need a model written for "
-                         "fp8 kernels): measure bf16", file=source, field=f"{kind}.measure.dtype")
+    spec = require_spec(preset, source)
     card = catalog.get(preset.campaign.card, file=source, field="campaign.card")
     jobs = _jobs(preset, spec, source)
     backend = backend or make_backend(device, threads)

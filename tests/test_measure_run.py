@@ -1,0 +1,292 @@
+"""Measuring presets on the CPU with tiny models: every configuration, the batch search and
+its out-of-memory recovery (through an injected allocator fault), progress, cancellation,
+the factory protocol and its errors."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch import nn  # noqa: E402
+
+from planner.campaign import plan_campaign  # noqa: E402
+from planner.catalog import load_catalog  # noqa: E402
+from planner.errors import InputError  # noqa: E402
+from planner.loading import parse_preset  # noqa: E402
+from planner.measure import (  # noqa: E402
+    MeasureOOM,
+    MeasureProgress,
+    MeasureUnavailable,
+    measure_preset,
+)
+from planner.measure.backend import Backend  # noqa: E402
+from planner.measure.runner import run  # noqa: E402
+from planner.measure.search import choose, largest_micro_batch  # noqa: E402
+from planner.preset import Preset  # noqa: E402
+from tests.conftest import CREATED, shipped  # noqa: E402
+
+TINY = {"reference": "transformer", "d_model": 32, "layers": 1, "heads": 2, "seq_len": 16,
+        "vocab": 64, "dtype": "fp32", "warmup_steps": 1, "steps": 2}
+
+
+def tiny_preset(**measure: Any) -> Preset:
+    data = shipped("ablation-3d")
+    a = data["ablation"]
+    a.update(micro_batch=4, accumulation=2, effective_batch=8, measure={**TINY, **measure})
+    a["baseline"]["factors"]["data"] = "full"
+    a["variants"].append({"name": "no-code", "changes": {"data": "no-code"},
+                          "step_time_s": {"value": 3.6, "source": "entered"},
+                          "peak_memory_gib": {"value": 31.5, "source": "entered"}})
+    return parse_preset(data, "tiny.toml")
+
+
+# --- the search, on its own ---------------------------------------------------------------
+
+def test_search_respects_the_budget() -> None:
+    def peak(m: int) -> float:
+        return 2.0 + 0.5 * m
+
+    for start in (1, 5, 16, 40):
+        s = largest_micro_batch(peak, 10.0, start=start, limit=64)
+        assert s.largest == 16
+        assert all(p is None or p <= 10.0 or m > 16 for m, p in s.tried)
+        assert max(m for m, _ in s.tried) <= 64
+    assert largest_micro_batch(peak, 100.0, start=4, limit=32).largest == 32
+    assert largest_micro_batch(peak, 1.0, start=4, limit=32).largest == 0
+    assert largest_micro_batch(peak, 10.0, start=4, limit=64).per_sample() == pytest.approx(0.5)
+
+
+def test_search_recovers_from_out_of_memory() -> None:
+    recovered: list[int] = []
+
+    def peak(m: int) -> float:
+        if m > 12:  # the allocator fails before the budget is reached
+            raise torch.OutOfMemoryError(f"CUDA out of memory (injected at {m})")
+        return 0.1 * m
+
+    s = largest_micro_batch(peak, 40.0, start=8, limit=64,
+                            oom_errors=(torch.OutOfMemoryError,),
+                            recover=lambda: recovered.append(1))
+    assert s.largest == 12
+    assert s.recoveries == len(recovered) >= 1
+    assert (16, None) in s.tried
+
+
+def test_choice_keeps_the_effective_batch() -> None:
+    assert choose(64, 16, 4) == (16, 4)      # never above the preset's micro-batch
+    assert choose(12, 16, 4) == (8, 8)       # largest divisor of 64 that fits
+    assert choose(3, 6, 1) == (3, 2)
+    assert choose(0, 16, 4) is None
+
+
+# --- whole presets on the CPU ---------------------------------------------------------------
+
+def test_measure_every_configuration_with_progress() -> None:
+    seen: list[MeasureProgress] = []
+    m = measure_preset(tiny_preset(), load_catalog(), progress=seen.append, threads=1)
+    names = [c.config for c in m.configs]
+    assert names == ["baseline", "no-aux-loss", "no-code"]
+    assert m.device.kind == "cpu" and m.device.threads == 1 and not m.partial
+    assert m.target_card == "a6000" and m.dtype == "fp32"
+    base, no_aux, no_code = m.configs
+    assert base.step_time is not None and base.step_time.steps == 2
+    assert base.memory.method == "fake-tensor" and base.memory.weights_gib
+    assert base.flops_per_step > no_aux.flops_per_step > 0   # the aux head costs FLOPs
+    assert base.batch is not None and base.batch.largest == 8 and not base.batch.reduced
+    assert (base.micro_batch, base.accumulation) == (4, 2)
+    # `data` does not change the step: measured once, reused, and said so.
+    assert no_code.same_as == "baseline" and no_code.ignored_factors == ["data"]
+    assert no_code.factors["data"] == "no-code"
+    assert [p.done for p in seen] == sorted(p.done for p in seen)
+    assert seen[-1].done == seen[-1].total
+    plan = plan_campaign(tiny_preset(), load_catalog(), measurements=m, created=CREATED)
+    fig = plan.assumptions.figures[0]
+    assert fig.peak_memory_gib.source == "measured"
+    assert "fake-tensor estimate" in fig.peak_memory_gib.device
+    assert fig.step_time_s.source == "analytic"        # a CPU timing does not transfer
+    assert plan.assumptions.measurements is not None
+
+
+def test_cancel_returns_what_was_measured_marked_partial() -> None:
+    cancel = threading.Event()
+
+    def progress(p: MeasureProgress) -> None:
+        if p.label.startswith("no-aux-loss: step 1"):
+            cancel.set()
+
+    m = measure_preset(tiny_preset(), load_catalog(), progress=progress, cancel=cancel,
+                       threads=1)
+    assert m.partial
+    assert [c.config for c in m.configs] == ["baseline", "no-aux-loss"]
+    assert m.configs[1].step_time is not None and m.configs[1].step_time.steps == 1
+    assert any("stopped early" in f for f in m.configs[1].flags)
+
+
+class FaultyCuda(Backend):
+    """The CUDA code path on the CPU: peaks from a formula, an allocator that fails above a
+    micro-batch (injected through a forward hook), and a record of the recoveries."""
+
+    kind = "cuda"
+
+    def __init__(self, fail_above: int) -> None:
+        super().__init__(threads=1)
+        self.fail_above, self.last, self.recovered, self.capped = fail_above, 0, 0, 0.0
+        self.fail_always = False
+
+    def hook(self, _module: nn.Module, args: tuple) -> None:
+        self.last = args[0].shape[0]
+        if self.last > self.fail_above or self.fail_always:
+            raise torch.OutOfMemoryError("CUDA out of memory (injected)")
+
+    def peak(self) -> tuple[float, float, int]:
+        return 1.0 + 0.1 * self.last, 1.5 + 0.1 * self.last, 0
+
+    def cap(self, memory_gib: float) -> float:
+        self.capped = memory_gib
+        return 0.5
+
+    def recover(self) -> None:
+        self.recovered += 1
+
+
+def _hooked(preset: Preset, backend: FaultyCuda) -> Preset:
+    import planner.measure.runner as runner
+
+    original = runner.reference_builder
+
+    def builder(settings: dict, *, encoder: bool) -> Any:
+        inner = original(settings, encoder=encoder)
+
+        def build(device: Any) -> Any:
+            w = inner(device)
+            if device.type == "cpu":
+                w.model.register_forward_pre_hook(backend.hook)
+            return w
+        return build
+
+    runner.reference_builder = builder  # restored by the caller
+    return preset
+
+
+def test_batch_search_on_the_cuda_path_recovers_from_an_injected_fault(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import planner.measure.runner as runner
+
+    backend = FaultyCuda(fail_above=3)
+    monkeypatch.setattr(runner, "reference_builder", runner.reference_builder)
+    preset = _hooked(tiny_preset(), backend)
+    m = run(preset, load_catalog(), steps=2, progress=None, cancel=None, device="cpu",
+            threads=1, source=None, command="", backend=backend)
+    base = m.configs[0]
+    assert base.batch is not None
+    assert base.batch.method == "cuda" and base.batch.oom_recoveries >= 1
+    assert base.batch.largest == 3 and base.batch.reduced
+    assert (base.micro_batch, base.accumulation) == (2, 4)     # 8 samples per step kept
+    assert base.memory.method == "cuda" and base.memory.reserved_gib == pytest.approx(1.7)
+    assert backend.recovered >= 1 and backend.capped == 48
+    plan = plan_campaign(preset, load_catalog(), measurements=m, created=CREATED)
+    assert any("micro-batch 2 × accumulation 4 keeps the effective batch 8" in d
+               for d in plan.decisions)
+    assert plan.runs[0].micro_batch == 2 and plan.runs[0].effective_batch == 8
+
+
+def test_unrecoverable_out_of_memory_is_its_own_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import planner.measure.runner as runner
+
+    backend = FaultyCuda(fail_above=3)
+    monkeypatch.setattr(runner, "reference_builder", runner.reference_builder)
+    preset = _hooked(tiny_preset(), backend)
+    original = runner._Measurer._time
+
+    def failing_time(self: Any, job: Any, w: Any, mb: int, acc: int) -> Any:
+        backend.fail_always = True
+        return original(self, job, w, mb, acc)
+
+    monkeypatch.setattr(runner._Measurer, "_time", failing_time)
+    with pytest.raises(MeasureOOM, match="out of memory at micro-batch 2 × 4") as info:
+        run(preset, load_catalog(), steps=2, progress=None, cancel=None, device="cpu",
+            threads=1, source=None, command="", backend=backend)
+    assert info.value.partial is not None and info.value.partial.partial
+
+
+# --- the factory protocol -------------------------------------------------------------------
+
+def build_mlp(factors: dict, *, device: Any, dtype: str, seq_len: int, width: int = 16
+              ) -> tuple:
+    """A factory as a user writes one: the variant's factors pick the hidden size."""
+    hidden = 64 if factors.get("aux_loss") else 32
+    model = nn.Sequential(nn.Linear(width, hidden), nn.ReLU(), nn.Linear(hidden, 1)).to(device)
+    return model, torch.optim.Adam(model.parameters()), lambda b: (
+        torch.randn(b, width, device=device),)
+
+
+def broken_factory(factors: dict, **_: Any) -> tuple:
+    raise RuntimeError("no such checkpoint")
+
+
+def wrong_factory(factors: dict, **_: Any) -> str:
+    return "model"
+
+
+def test_factory_receives_each_configurations_factors() -> None:
+    preset = tiny_preset(reference=None, factory="tests.test_measure_run:build_mlp",
+                         options={"width": 8})
+    m = measure_preset(preset, load_catalog(), threads=1)
+    base, no_aux = m.configs[0], m.configs[1]
+    assert base.params == 8 * 64 + 64 + 64 + 1 and no_aux.params == 8 * 32 + 32 + 32 + 1
+    assert m.workload.source == "factory" and not base.same_as
+
+
+@pytest.mark.parametrize(("factory", "message"), [
+    ("no_such_module_xyz:build", "cannot import 'no_such_module_xyz'"),
+    ("tests.test_measure_run:missing", "has no function 'missing'"),
+    ("tests.test_measure_run:broken_factory", "failed: RuntimeError: no such checkpoint"),
+    ("tests.test_measure_run:wrong_factory", "must return (model, optimizer or None"),
+])
+def test_bad_factories_are_input_errors(factory: str, message: str) -> None:
+    preset = tiny_preset(reference=None, factory=factory)
+    with pytest.raises(InputError) as info:
+        measure_preset(preset, load_catalog(), threads=1)
+    assert message in str(info.value)
+    assert info.value.field == "ablation.measure.factory"
+
+
+def test_a_factory_string_must_name_module_and_function() -> None:
+    with pytest.raises(InputError) as info:
+        tiny_preset(reference=None, factory="just-a-name")
+    assert "ablation.measure.factory" in str(info.value)
+
+
+def test_reference_factor_values_are_checked() -> None:
+    data = tiny_preset().model_dump(mode="json", exclude_none=True)
+    data["ablation"]["variants"][0]["changes"] = {"norm": "batchnorm"}
+    preset = parse_preset(data, "tiny.toml")
+    with pytest.raises(InputError, match="not a reference norm") as info:
+        measure_preset(preset, load_catalog(), threads=1)
+    assert info.value.field == "ablation.variants[0].changes.norm"
+
+
+def test_without_torch_measurement_is_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
+    import planner.measure as measure
+
+    monkeypatch.setattr(measure, "torch_available", lambda: False)
+    with pytest.raises(MeasureUnavailable, match="torch is not installed"):
+        measure.measure_preset(tiny_preset(), load_catalog())
+
+
+def test_embedding_reference_encoder_gives_a_throughput() -> None:
+    data = shipped("embedding-3d")
+    data["embedding"].update(measure={**TINY, "reference": "encoder"}, truncation_tokens=64,
+                             token_budget=512)
+    preset = parse_preset(data, "emb.toml")
+    m = measure_preset(preset, load_catalog(), threads=1)
+    (cm,) = m.configs
+    assert cm.config == "embedding" and cm.step_time is not None
+    assert (cm.micro_batch, cm.tokens_per_step) == (8, 512)   # the longest texts, 512 // 64
+    assert cm.trainable_params == cm.params and cm.memory.gradients_gib == 0
+    plan = plan_campaign(preset, load_catalog(), measurements=m, created=CREATED)
+    tput = plan.assumptions.throughput_tokens_per_s
+    assert tput is not None and tput.source == "analytic"
