@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from planner import discipline, measured
 from planner.catalog import Card, Catalog
@@ -23,6 +24,9 @@ from planner.plan import (
 from planner.preset import Preset, Training
 from planner.schedule import Placement, schedule
 from planner.summary import summarize
+
+if TYPE_CHECKING:
+    from planner.embed.layout import Layout
 
 
 def fingerprint(preset: Preset) -> str:
@@ -164,12 +168,15 @@ def _why(spec: RunSpec, specs: list[RunSpec], placed: list[Placement | None], fi
 
 
 def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurements | None = None,
-                  created: datetime | None = None, source: str | None = None) -> Plan:
+                  created: datetime | None = None, source: str | None = None,
+                  corpus: Layout | None = None) -> Plan:
     """Plan a campaign: validate it against the catalog, order its runs information-first,
     place them on the cards inside the usable window, and sum up what fits.
 
     `measurements` replace the preset's figures per configuration (see `planner.measured`).
-    `source` names the preset file in error messages. Raises InputError on bad input.
+    `source` names the preset file in error messages. `corpus`: a scanned corpus laid out in
+    shards (`planner.embed.layout.build`), for exact embedding counts. Raises InputError on
+    bad input.
     """
     card, warnings = check(preset, catalog, source)
     if measurements is not None:
@@ -197,9 +204,9 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
         from planner.embedding import plan_embedding
 
         if measurements is None:
-            return plan_embedding(preset, card, campaign, warnings, source)
+            return plan_embedding(preset, card, campaign, warnings, source, corpus)
         preset, more = measured.apply_embedding(preset, measurements, c.card, card, catalog)
-        plan = plan_embedding(preset, card, campaign, warnings + more, source)
+        plan = plan_embedding(preset, card, campaign, warnings + more, source, corpus)
         return plan.model_copy(update={"assumptions": plan.assumptions.model_copy(
             update={"measurements": provenance(measurements)})})
     training = preset.training

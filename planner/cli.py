@@ -24,6 +24,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("planner.run.cli", "cmd_run"),
     "status": ("planner.run.cli", "cmd_status"),
     "slurm": ("planner.run.cli", "cmd_slurm"),
+    "corpus": ("planner.corpus_cli", "main"),
+    "embed": ("planner.embed.cli", "main"),
 }
 
 
@@ -60,6 +62,13 @@ def plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--measurements", metavar="FILE",
                    help="plan from measured figures (`campaign-planner measure`), each "
                         "labelled measured, scaled or analytic")
+    p.add_argument("--corpus", metavar="FILE",
+                   help="embedding presets: scan this corpus for exact counts, and write the "
+                        "shard list (shards.toml, shards.jsonl) next to plan.toml")
+    p.add_argument("--id-field", default="id", metavar="NAME",
+                   help="with --corpus: the field holding stable ids (default: id)")
+    p.add_argument("--text-field", default="text", metavar="NAME",
+                   help="with --corpus: the field holding the text (default: text)")
     p.add_argument("--tui", action="store_true",
                    help="open the interactive terminal UI on the preset (what "
                         "`campaign-planner` with no arguments does in a terminal)")
@@ -113,13 +122,21 @@ def cmd_plan(argv: Sequence[str]) -> int:
         from planner.measurements import load_measurements
 
         measurements = load_measurements(args.measurements)
-    plan = plan_campaign(preset, catalog, created=created, source=source,
+    layout = None
+    if args.corpus:
+        from planner.embed.layout import for_preset
+
+        layout = for_preset(preset, source, args.corpus, args.id_field, args.text_field,
+                            out=args.out, force=args.force)
+    plan = plan_campaign(preset, catalog, created=created, source=source, corpus=layout,
                          measurements=measurements)
     card = catalog.get(preset.campaign.card)
     order, order_warnings = make_order(preset, plan, card, contact)  # type: ignore[arg-type]
     if order_warnings:
         plan = plan.model_copy(update={"warnings": [*plan.warnings, *order_warnings]})
     written = write_exports(args.out, plan, order, force=args.force) if args.out else []
+    if layout is not None and args.out:
+        written += layout.install(args.out, force=True)
     if args.json:
         doc = plan.model_dump(mode="json", exclude={"runs", "assumptions"})
         doc["order"] = order.model_dump(mode="json")
@@ -130,7 +147,7 @@ def cmd_plan(argv: Sequence[str]) -> int:
 
     print(render(plan))
     if written:
-        print(f"\nWrote {written[0]} and {written[1]}")
+        print(f"\nWrote {', '.join(map(str, written[:-1]))} and {written[-1]}")
     else:
         print("\nNothing written: pass --out DIR to export plan.toml and order.toml")
     return 0

@@ -7,6 +7,7 @@ from typing import Literal, Self
 from pydantic import Field, field_validator, model_validator
 
 from planner.costs import Figure
+from planner.measure_spec import MeasureSpec
 from planner.model import Strict
 from planner.templates import EMBEDDING_PLACEHOLDERS, check_template
 
@@ -63,11 +64,17 @@ class Embedding(Strict):
     """Padded tokens per second on one card, with provenance."""
     versions: int = Field(default=1, ge=1)
     """Representation versions wanted: full passes over the corpus, each with its settings fixed."""
-    command: str = "campaign-planner embed {plan} --shard {shard} --version {version}"
-    """Command for one shard of one version; placeholders such as {run_id}, {shard},
-    {version}, {out_dir}."""
+    shard_documents: int = Field(default=50_000, ge=1)
+    """Documents per shard at most: the unit exported as one file and resumed from. Shards
+    hold whole batches, so a single batch larger than this makes a shard of its own."""
+    command: str = "campaign-planner embed {plan} --version {version} --part {part}/{parts}"
+    """Command of one run (one card, one version); placeholders such as {run_id},
+    {version}, {part} (the run's index), {parts} (runs per version), {out_dir}."""
     export_root: str = "embeddings"
-    """Folder holding one folder per version, one file per shard."""
+    """Folder holding one folder per campaign and version, one file per shard."""
+    measure: MeasureSpec | None = None
+    """How `campaign-planner measure` times one batch of the longest texts: the reference
+    encoder (`reference = "encoder"`) or your own factory (see `planner.measure_spec`)."""
 
     @field_validator("command")
     @classmethod

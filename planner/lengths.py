@@ -96,3 +96,66 @@ def estimate(lengths: TokenLengths, documents: int, truncation: int, batch_size:
         out[name] = Batching(name, max(1, round(batches * scale)), useful,
                              max(useful, round(padded * scale)))
     return out
+
+
+def grouped_counts(counts: dict[int, int], token_budget: int) -> tuple[int, int]:
+    """`length_grouped` on a histogram of (truncated) lengths instead of a list: the same
+    batches, in time proportional to the batches and distinct lengths, not the documents."""
+    batches = padded = 0
+    lens = sorted(counts, reverse=True)
+    i, left = 0, counts[lens[0]] if lens else 0
+    while i < len(lens):
+        width = lens[i]
+        size = max(1, token_budget // width)
+        batches += 1
+        taken = 0
+        while taken < size and i < len(lens):
+            take = min(size - taken, left)
+            taken += take
+            left -= take
+            if left == 0:
+                i += 1
+                left = counts[lens[i]] if i < len(lens) else 0
+        padded += width * taken
+    return batches, padded
+
+
+class OriginalOrder:
+    """Fixed-size batches in corpus order, counted as the documents stream by."""
+
+    def __init__(self, batch_size: int) -> None:
+        self.batch_size = batch_size
+        self.batches = self.padded = 0
+        self._n = self._width = 0
+
+    def add(self, length: int) -> None:
+        """One document's (truncated) length, in corpus order."""
+        self._width = max(self._width, length)
+        self._n += 1
+        if self._n == self.batch_size:
+            self._close()
+
+    def _close(self) -> None:
+        if self._n:
+            self.batches += 1
+            self.padded += self._width * self._n
+        self._n = self._width = 0
+
+    def finish(self) -> tuple[int, int]:
+        """(batches, padded tokens), the last partial batch included."""
+        self._close()
+        return self.batches, self.padded
+
+
+def exact(counts: dict[int, int], original: tuple[int, int], truncation: int,
+          token_budget: int) -> dict[str, Batching]:
+    """Both strategies from a scanned corpus: `counts` maps each document length (before
+    truncation) to how many documents have it; `original` is what `OriginalOrder` counted."""
+    cut: dict[int, int] = {}
+    for length, n in counts.items():
+        key = max(1, min(truncation, length))
+        cut[key] = cut.get(key, 0) + n
+    useful = sum(length * n for length, n in cut.items())
+    batches, padded = grouped_counts(cut, token_budget)
+    return {"original": Batching("original", original[0], useful, original[1]),
+            "length-grouped": Batching("length-grouped", batches, useful, padded)}

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import ConfigDict
 
+from planner.corpus_plan import CorpusPlan
 from planner.costs import Figure
 from planner.measurements import MeasuredFrom
 from planner.model import Strict
@@ -238,6 +239,22 @@ class EmbeddingPlan(Out):
     """Complete versions that fit the window."""
     documents_fit_first_version: int
     """Documents of the first version that fit (all of them when it fits)."""
+    model_sha256: str = ""
+    """SHA-256 of the model's weights file, when found while planning with --corpus."""
+    tokenizer_sha256: str = ""
+    """SHA-256 of the tokenizer.json that counted the tokens, when found."""
+    shards: int = 0
+    """Shards per version: export files (estimated without a scanned corpus)."""
+    shard_documents: int = 0
+    """Documents per shard at most."""
+    batch_size: int = 0
+    """Documents per batch in original order."""
+    token_budget: int = 0
+    """Padded tokens per batch when grouped by length."""
+    export_layout: str = ""
+    """Where each version's shard files and manifest are written."""
+    corpus: CorpusPlan | None = None
+    """The scanned corpus and its shard list (planned with --corpus)."""
 
 
 class AdaptationPlan(Out):

@@ -132,4 +132,10 @@ def _embedding(plan: Plan) -> list[str]:
         f"Versions  {e.versions_fit} of {e.versions_wanted} representation versions fit; "
         f"{humanize.intcomma(e.documents_fit_first_version)} documents of the first",
     ]
+    if e.corpus is not None:
+        lines.append(f"Shards    {e.corpus.shards:,} per version, ≤ {e.shard_documents:,} "
+                     f"documents each, listed in {e.corpus.shard_list} (from {e.corpus.path})")
+    elif e.shards:
+        lines.append(f"Shards    about {e.shards:,} per version, ≤ {e.shard_documents:,} "
+                     "documents each: plan with --corpus to write the shard list")
     return lines

@@ -13,7 +13,7 @@ TRAINING_PLACEHOLDERS = frozenset(
 EMBEDDING_PLACEHOLDERS = frozenset(
     {"run_id", "campaign_id", "version", "shard", "shards", "out_dir", "resume", "model",
      "tokenizer", "truncation", "pooling", "normalization", "batching", "batch_size",
-     "token_budget"}
+     "token_budget", "part", "parts"}
 )
 
 

@@ -1,0 +1,125 @@
+"""The campaign's fixed encoder: tokenizer, truncation, model, pooling and normalization.
+
+Everything that changes a vector is set here once, from the plan, and fingerprinted:
+the model's weights and tokenizer file by their SHA-256, the rest by value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from planner.corpus_tokens import file_sha256, find_model_dir
+from planner.errors import InputError
+
+DTYPES = ("fp32", "bf16", "fp16")
+
+
+def pick_device(name: str | None = None) -> str:
+    """The device asked for, or the best one found: CUDA, then Apple's MPS, then CPU."""
+    import torch
+
+    if name:
+        if name.startswith("cuda") and not torch.cuda.is_available():
+            raise InputError("CUDA is not available on this machine", field="--device")
+        return name
+    if torch.cuda.is_available():
+        return "cuda"
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+class Encoder:
+    """Texts in, one float32 vector per text out, as the plan fixes it."""
+
+    def __init__(self, model: str, tokenizer: str, truncation: int, pooling: str,
+                 normalization: str, *, device: str | None = None, dtype: str = "fp32") -> None:
+        import torch
+        from tokenizers import Tokenizer
+
+        from planner.embed.bert import load_bert
+
+        folder = find_model_dir(model)
+        if folder is None:
+            raise InputError(f"model files for {model!r} not found on this machine (a model "
+                             "folder, a package that ships it, or the Hugging Face cache; "
+                             "nothing is downloaded)", field="embedding.model")
+        tok_dir = find_model_dir(tokenizer)
+        tok_file = tok_dir / "tokenizer.json" if tok_dir is not None else None
+        if tok_file is None or not tok_file.is_file():
+            raise InputError(f"no tokenizer.json found for {tokenizer!r}",
+                             field="embedding.tokenizer")
+        if dtype not in DTYPES:
+            raise InputError(f"unknown dtype {dtype!r}; use one of {', '.join(DTYPES)}",
+                             field="--dtype")
+        self.device = pick_device(device)
+        self.dtype = dtype
+        self.pooling, self.normalization, self.truncation = pooling, normalization, truncation
+        self.model_sha256 = file_sha256(folder / "model.safetensors")
+        self.tokenizer_sha256 = file_sha256(tok_file)
+        self.tok = Tokenizer.from_file(str(tok_file))
+        self.tok.no_padding()
+        self.tok.enable_truncation(max_length=truncation)
+        net = load_bert(folder)
+        positions = net.config["max_position_embeddings"]
+        if truncation > positions:
+            raise InputError(f"truncation {truncation} exceeds the model's {positions} "
+                             "positions", field="embedding.truncation_tokens")
+        self.pad_id = int(net.config.get("pad_token_id") or 0)
+        self.dim = int(net.config["hidden_size"])
+        torch_dtype = {"fp32": torch.float32, "bf16": torch.bfloat16,
+                       "fp16": torch.float16}[dtype]
+        self.net = net.to(device=self.device, dtype=torch_dtype)
+
+    def fingerprint(self, settings_fingerprint: str) -> str:
+        """SHA-256 over the plan's settings, the files actually loaded, and the precision."""
+        fixed = {"settings": settings_fingerprint, "model_sha256": self.model_sha256,
+                 "tokenizer_sha256": self.tokenizer_sha256, "dtype": self.dtype}
+        return hashlib.sha256(json.dumps(fixed, sort_keys=True).encode()).hexdigest()
+
+    def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids of each text, special tokens included, truncated."""
+        return [e.ids for e in self.tok.encode_batch_fast(list(texts))]
+
+    def encode_ids(self, batch: Sequence[Sequence[int]]) -> Any:
+        """One padded batch through the model: a float32 numpy array [len(batch), dim]."""
+        import torch
+
+        width = max(len(ids) for ids in batch)
+        ids = torch.full((len(batch), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        for i, row in enumerate(batch):
+            ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+            mask[i, : len(row)] = 1
+        ids, mask = ids.to(self.device), mask.to(self.device)
+        with torch.inference_mode():
+            tokens = self.net(ids, mask).float()
+            vectors = pool(tokens, mask, self.pooling)
+            if self.normalization == "l2":
+                vectors = torch.nn.functional.normalize(vectors, p=2, dim=1)
+        return vectors.cpu().numpy()
+
+    def encode(self, texts: Sequence[str]) -> Any:
+        """Texts as one batch: tokenize, then `encode_ids`."""
+        return self.encode_ids(self.tokenize(texts))
+
+
+def pool(tokens: Any, mask: Any, how: str) -> Any:
+    """Token vectors [batch, seq, dim] to one vector per text, padding excluded."""
+    import torch
+
+    m = mask.unsqueeze(-1).to(tokens.dtype)
+    if how == "mean":
+        return (tokens * m).sum(1) / m.sum(1).clamp(min=1e-9)
+    if how == "cls":
+        return tokens[:, 0]
+    if how == "max":
+        return tokens.masked_fill(m == 0, float("-inf")).max(1).values
+    if how == "last":
+        last = mask.sum(1) - 1
+        return tokens[torch.arange(tokens.shape[0], device=tokens.device), last]
+    raise InputError(f"unknown pooling {how!r}", field="embedding.pooling")

@@ -1,0 +1,187 @@
+"""The export folder of one version: shard files, their manifest, and the locks that let
+several workers (one per card) share it.
+
+`manifest.toml` holds the settings every shard was made with and one entry per finished
+shard. It is rewritten atomically under an exclusive lock, so concurrent workers never lose
+each other's entries; a shard counts as finished only once its entry is there and its file
+still has the recorded SHA-256.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import tomli_w
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from planner.corpus_tokens import file_sha256
+from planner.errors import InputError, from_validation
+from planner.tomlio import read_toml, write_atomic
+
+HEADER = ("# campaign-planner embedding manifest: the settings every shard here was made with, "
+          "and one entry per finished shard.\n\n")
+
+
+class _M(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=False,
+                              use_attribute_docstrings=True)
+
+
+class ShardDone(_M):
+    """One finished shard."""
+
+    index: int
+    """Shard number."""
+    file: str
+    """Its file, next to the manifest."""
+    sha256: str
+    """SHA-256 of the file."""
+    documents: int
+    """Vectors (and ids) in the file."""
+    useful_tokens: int
+    """Tokens fed to the model, padding excluded."""
+    padded_tokens: int
+    """Tokens computed, padding included."""
+    seconds: float
+    """Time spent embedding it."""
+    device: str
+    """Where it was embedded."""
+    finished: str
+    """When (ISO 8601)."""
+
+
+class Manifest(_M):
+    """The settings of a version's exports and its finished shards."""
+
+    fingerprint: str
+    """SHA-256 over the settings fingerprint, the model and tokenizer files, and the dtype."""
+    settings_fingerprint: str
+    """The plan's fingerprint of model, tokenizer, truncation, pooling and normalization."""
+    model: str
+    """Model, as named in the plan."""
+    model_sha256: str
+    """SHA-256 of the weights loaded."""
+    tokenizer: str
+    """Tokenizer, as named in the plan."""
+    tokenizer_sha256: str
+    """SHA-256 of the tokenizer.json loaded."""
+    truncation_tokens: int
+    """Truncation."""
+    pooling: str
+    """Pooling."""
+    normalization: str
+    """Normalization."""
+    dtype: str
+    """Precision of the forward pass."""
+    dim: int
+    """Vector size."""
+    plan_id: str
+    """The campaign the shards belong to."""
+    version: int
+    """Representation version."""
+    shard_list_sha256: str
+    """The shard list the shards follow."""
+    shards: list[ShardDone] = []
+    """Finished shards, in the order they finished."""
+
+
+def shard_file(index: int) -> str:
+    """File name of a shard."""
+    return f"shard-{index:05d}.npz"
+
+
+class ExportDir:
+    """One version's export folder."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.manifest_path = path / "manifest.toml"
+        (path / ".locks").mkdir(parents=True, exist_ok=True)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        with open(self.path / ".locks" / "manifest", "a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def read(self) -> Manifest | None:
+        """The manifest, or None before the first shard."""
+        if not self.manifest_path.exists():
+            return None
+        try:
+            return Manifest.model_validate(read_toml(self.manifest_path))
+        except ValidationError as exc:
+            raise from_validation(exc, self.manifest_path) from None
+
+    def open(self, header: Manifest) -> Manifest:
+        """Start or continue: a folder made with other settings or another shard list is
+        refused, so versions never mix."""
+        with self._locked():
+            current = self.read()
+            if current is None:
+                write_atomic(self.manifest_path, _text(header), force=True)
+                return header
+        for name in ("fingerprint", "shard_list_sha256", "dim"):
+            if getattr(current, name) != getattr(header, name):
+                raise InputError(
+                    f"these exports were made with other settings ({name} "
+                    f"{str(getattr(current, name))[:12]} here, {str(getattr(header, name))[:12]} "
+                    "now): versions never mix; export to another folder or version",
+                    file=self.manifest_path, field=name)
+        return current
+
+    def record(self, entry: ShardDone) -> None:
+        """Add a finished shard (replacing an earlier entry for the same shard)."""
+        with self._locked():
+            current = self.read()
+            assert current is not None
+            kept = [s for s in current.shards if s.index != entry.index]
+            new = current.model_copy(update={"shards": [*kept, entry]})
+            write_atomic(self.manifest_path, _text(new), force=True)
+
+    def finished(self, entry: ShardDone | None) -> bool:
+        """Whether a manifest entry's file is there with the recorded checksum."""
+        if entry is None:
+            return False
+        path = self.path / entry.file
+        return path.is_file() and file_sha256(path) == entry.sha256
+
+    def claim(self, index: int) -> IO[Any] | None:
+        """An exclusive, non-blocking lock on one shard; None when another worker holds it.
+        The lock goes with the process, however it ends."""
+        fh = open(self.path / ".locks" / f"shard-{index:05d}", "a")  # noqa: SIM115
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.close()
+            return None
+        return fh
+
+    def write_shard(self, index: int, ids: list[str], vectors: Any) -> Path:
+        """Write a shard's ids and vectors atomically: a reader sees all of it or nothing."""
+        import numpy as np
+
+        final = self.path / shard_file(index)
+        tmp = self.path / f".{final.name}.{os.getpid()}.tmp"
+        try:
+            with open(tmp, "wb") as fh:
+                np.savez(fh, ids=np.array(ids, dtype=str), vectors=vectors)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, final)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        return final
+
+
+def _text(m: Manifest) -> str:
+    return HEADER + tomli_w.dumps(m.model_dump(mode="json"))
