@@ -81,7 +81,8 @@ class CampaignScreen(PlannerScreen):
     def on_mount(self) -> None:
         table = self.query_one(CardTable)
         table.add_columns(" ", "card", "memory", "architecture", "CC", "BW GB/s", "BF16 TF",
-                          "price/h", "name")
+                          "price/h")
+        table.add_column("name", width=24)
         cat = self.planner.catalog
         for key, card in cat.cards.items():
             price = f"{card.price_per_card_hour:g}" if card.price_per_card_hour is not None \

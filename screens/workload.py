@@ -50,13 +50,19 @@ def _training_rows() -> list[FieldRow]:
 
 
 def flag(training: Training, variant: Variant) -> str:
-    """The one-factor check of a variant in a few words."""
+    """The one-factor check of a variant in a few words (the status line says it all)."""
     problems = variant_findings(training, variant)
     if not problems:
         return "✓"
-    if variant.waive_one_factor:
-        return f"⚠ waived: {problems[0]}"
-    return f"✗ {problems[0]}"
+    short = problems[0].split(" (")[0].split(";")[0]
+    short = short if len(short) <= 26 else short[:25] + "…"
+    return f"⚠ waived: {short}" if variant.waive_one_factor else f"✗ {short}"
+
+
+def sources(costed: Baseline | Variant) -> str:
+    """Provenance of the step time and the peak, once when they agree."""
+    step, peak = costed.step_time_s.label(), costed.peak_memory_gib.label()
+    return step if step == peak else f"step {step}, peak {peak}"
 
 
 class WorkloadScreen(PlannerScreen):
@@ -95,7 +101,7 @@ class WorkloadScreen(PlannerScreen):
 
     def on_mount(self) -> None:
         self.query_one("#variants", DataTable).add_columns(
-            "check", "name", "changes", "step s", "peak GiB", "per-sample", "figures")
+            "check", "name", "changes", "step s", "peak GiB", "GiB/sample", "source")
         super().on_mount()
 
     def show(self, ws: Workspace) -> None:
@@ -132,7 +138,7 @@ class WorkloadScreen(PlannerScreen):
         self.query_one("#rule", Static).update(
             f"Effective batch: {training.micro_batch} × {training.accumulation} × "
             f"{training.cards_per_run} card{'s' if training.cards_per_run > 1 else ''} = "
-            f"{training.rule_batch} samples per step, the same for every variant")
+            f"{training.rule_batch} per step, kept by every variant")
         self._fill(training)
 
     def _fill(self, training: Training) -> None:
@@ -142,13 +148,12 @@ class WorkloadScreen(PlannerScreen):
         b = training.baseline
         table.add_row("kept", "baseline", "(the reference)", f"{b.step_time_s.value:g}",
                       f"{b.peak_memory_gib.value:g}", state.show_number(b.memory_per_sample_gib),
-                      f"{b.step_time_s.label()} / {b.peak_memory_gib.label()}", key="baseline")
+                      sources(b), key="baseline")
         for i, v in enumerate(training.variants):
             table.add_row(flag(training, v), v.name, state.show_factors(v.changes),
                           f"{v.step_time_s.value:g}", f"{v.peak_memory_gib.value:g}",
                           state.show_number(v.memory_per_sample_gib),
-                          f"{v.step_time_s.label()} / {v.peak_memory_gib.label()}",
-                          key=f"v{i}")
+                          sources(v), key=f"v{i}")
         if self._want_row is not None:
             row, self._want_row = self._want_row, None
         if table.row_count:

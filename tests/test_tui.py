@@ -26,8 +26,8 @@ FROZEN = Path(__file__).parent / "snapshots"
 
 def make_app(preset: str = "ablation-7d", **kwargs: Any) -> PlannerApp:
     """The app on a frozen copy of a shipped preset, with a fixed plan timestamp."""
-    p, source = load_preset(str(FROZEN / f"{preset}.toml"))
-    return PlannerApp(p, source=source, created=CREATED, **kwargs)
+    p, _ = load_preset(str(FROZEN / f"{preset}.toml"))
+    return PlannerApp(p, source=f"{preset}.toml", created=CREATED, **kwargs)
 
 
 def status(app: PlannerApp) -> str:

@@ -23,7 +23,10 @@ class StatusLine(Static):
         """Show the workspace's headline or its error."""
         if ws.error is not None:
             self.set_class(True, "-error")
-            self.update(f"✗ {ws.error}  — showing the last good plan")
+            e = ws.error
+            # The field names the place; the preset's file is the one being edited.
+            where = f"{e.field}: {e.message}" if e.field else str(e)
+            self.update(f"✗ {where}  — showing the last good plan")
         else:
             self.set_class(False, "-error")
             self.update(headline(ws.plan))

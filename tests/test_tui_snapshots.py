@@ -1,0 +1,125 @@
+"""Every screen of the terminal UI as a picture at a fixed size (pytest-textual-snapshot).
+
+Snapshots live in tests/__snapshots__/test_tui_snapshots/. After a deliberate change to a
+screen, regenerate with `pytest tests/test_tui_snapshots.py --snapshot-update` and look at
+every changed .svg before committing it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.widgets import Input, TextArea
+
+from tests.test_tui import fake_measure, make_app
+
+WIDE = (100, 32)
+SMALL = (80, 24)
+
+
+async def still(pilot: Any) -> None:
+    """No blinking cursors: the picture must not depend on when it is taken."""
+    await pilot.pause()
+    for widget in pilot.app.screen.query(Input):
+        widget.cursor_blink = False
+    for widget in pilot.app.screen.query(TextArea):
+        widget.cursor_blink = False
+    await pilot.pause()
+
+
+def test_campaign_small(snap_compare: Any) -> None:
+    """The first screen at 80×24: window 7 days, 4 cards, RTX A6000 chosen."""
+    assert snap_compare(make_app(), terminal_size=SMALL, run_before=still)
+
+
+def test_campaign_30_days(snap_compare: Any) -> None:
+    """After `m`: 30 days; the headline says 18 of 18 runs fit."""
+    assert snap_compare(make_app(), press=["m"], terminal_size=WIDE, run_before=still)
+
+
+def test_workload(snap_compare: Any) -> None:
+    """The ablation matrix: settings, baseline factors, the variants table."""
+    assert snap_compare(make_app(), press=["2"], terminal_size=WIDE, run_before=still)
+
+
+def test_workload_adaptation_small(snap_compare: Any) -> None:
+    """Adaptation at 80×24: base model, trained parameters and dataset on top."""
+    assert snap_compare(make_app("adaptation-30d"), press=["2"], terminal_size=SMALL,
+                        run_before=still)
+
+
+def test_workload_embedding(snap_compare: Any) -> None:
+    """Embedding: the corpus, the fixed settings, the batching."""
+    assert snap_compare(make_app("embedding-7d"), press=["2"], terminal_size=WIDE,
+                        run_before=still)
+
+
+async def _two_factor(pilot: Any) -> None:
+    await pilot.press("2", "a")
+    await pilot.pause()
+    screen = pilot.app.screen
+    for name, text in (("name", "two"), ("changes", "positional=alibi, norm=layernorm"),
+                       ("step", "3.5"), ("peak", "33")):
+        screen.query_one(f"#{name}", Input).value = text
+    await still(pilot)
+
+
+def test_variant_form_flags_two_factors(snap_compare: Any) -> None:
+    """The variant editor with a variant that changes two factors, flagged while typing."""
+    assert snap_compare(make_app(), terminal_size=WIDE, run_before=_two_factor)
+
+
+async def _two_factor_saved(pilot: Any) -> None:
+    await _two_factor(pilot)
+    await pilot.press("ctrl+s")
+    await still(pilot)
+
+
+def test_workload_with_flagged_variant(snap_compare: Any) -> None:
+    """Saved anyway: its row flagged, the error in red, the last good plan kept."""
+    assert snap_compare(make_app(), terminal_size=WIDE, run_before=_two_factor_saved)
+
+
+def test_fit(snap_compare: Any) -> None:
+    """What fits: figures, variant × seed table, timeline, memory bars."""
+    assert snap_compare(make_app(), press=["3"], terminal_size=WIDE, run_before=still)
+
+
+def test_fit_small_lower_sections(snap_compare: Any) -> None:
+    """At 80×24, scrolled to what does not fit, decisions and warnings."""
+    assert snap_compare(make_app(), press=["3", "n"], terminal_size=SMALL, run_before=still)
+
+
+def test_fit_embedding(snap_compare: Any) -> None:
+    """An embedding campaign's fit: batching strategies and shards on the timeline."""
+    assert snap_compare(make_app("embedding-7d"), press=["3"], terminal_size=WIDE,
+                        run_before=still)
+
+
+async def _measure_fails(pilot: Any) -> None:
+    await pilot.press("4", "m")
+    await pilot.app.workers.wait_for_complete()
+    await still(pilot)
+
+
+def test_measure_failure(snap_compare: Any) -> None:
+    """A measurement that cannot run: the message, the figures still in use."""
+    from tests.test_tui import MeasureUnavailable
+
+    app = make_app(measure=fake_measure(MeasureUnavailable("torch is not installed")))
+    assert snap_compare(app, terminal_size=WIDE, run_before=_measure_fails)
+
+
+def test_compare(snap_compare: Any) -> None:
+    """The campaign on other card models."""
+    assert snap_compare(make_app(), press=["5"], terminal_size=WIDE, run_before=still)
+
+
+def test_export(snap_compare: Any) -> None:
+    """The order form and the plan.toml preview."""
+    assert snap_compare(make_app(), press=["6"], terminal_size=WIDE, run_before=still)
+
+
+def test_help(snap_compare: Any) -> None:
+    """The help screen."""
+    assert snap_compare(make_app(), press=["f1"], terminal_size=WIDE, run_before=still)
