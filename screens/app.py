@@ -8,6 +8,7 @@ publishes the new workspace on `changed`.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
@@ -73,6 +74,8 @@ class PlannerApp(App[None]):
         self.contact: tuple[str, str] = ("", "")
         self.exported = 0
         """Revision of the workspace last written to files (0: nothing written)."""
+        self.running: set[threading.Event] = set()
+        """Cancel events of thread work in progress (measurements), set when the app ends."""
         self.workspace: Workspace = state.start(preset, self.catalog, created=created,
                                                 source=source)
         self.changed: Signal[Workspace] = Signal(self, "workspace-changed")
@@ -132,6 +135,20 @@ class PlannerApp(App[None]):
         self._publish(state.apply(ws, preset, self.catalog, created=self.created,
                                   measurements=None))
         self.notify(f"Opened {source}")
+
+    def exit(self, *args: Any, **kwargs: Any) -> None:
+        """Exit; thread work is asked to stop first (Textual waits for its workers)."""
+        if self.stop_work():
+            self.notify("Stopping the measurement in progress…")
+        super().exit(*args, **kwargs)
+
+    def stop_work(self) -> bool:
+        """Ask every thread still working to stop; True when one was asked."""
+        asked = bool(self.running)
+        for event in self.running:
+            event.set()
+        self.running.clear()
+        return asked
 
     # Actions -----------------------------------------------------------------------
 
@@ -199,5 +216,8 @@ def run(preset_name: str | None = None, *, catalog: str | None = None,
     app = PlannerApp(preset, source=source, catalog=load_catalog(catalog), created=created,
                      out_dir=out_dir or "plan")
     app.contact = contact
-    app.run()
+    try:
+        app.run()
+    finally:
+        app.stop_work()
     return 0

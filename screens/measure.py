@@ -94,11 +94,6 @@ class MeasureScreen(PlannerScreen):
             "configuration", "step s", "source", "peak GiB", "source ")
         super().on_mount()
 
-    def on_unmount(self) -> None:
-        # The thread cannot be killed; asking it to stop lets the process exit promptly.
-        if self._cancel is not None:
-            self._cancel.set()
-
     def show(self, ws: Workspace) -> None:
         table = self.query_one("#results", DataTable)
         table.clear()
@@ -127,6 +122,7 @@ class MeasureScreen(PlannerScreen):
             self.notify("A measurement is already running (c cancels it).")
             return
         self._cancel = threading.Event()
+        self.planner.running.add(self._cancel)
         self._message("")
         self.query_one("#progress", ProgressBar).update(total=None, progress=0)
         self.query_one("#progress-label", Label).update("starting…")
@@ -167,6 +163,8 @@ class MeasureScreen(PlannerScreen):
                                                              WorkerState.RUNNING):
             return
         cancelled = self._cancel is not None and self._cancel.is_set()
+        if self._cancel is not None:
+            self.planner.running.discard(self._cancel)
         self._cancel = None
         label = self.query_one("#progress-label", Label)
         if event.state == WorkerState.SUCCESS:

@@ -306,3 +306,118 @@ async def test_help_and_command_palette_entries() -> None:
         command.callback()
         await pilot.pause()
         assert app.workspace.preset.campaign.name == "ablation-3d"
+
+
+def measured(preset: Any) -> Any:
+    """Measurements of every configuration, as `measure` returns them on an RTX A6000."""
+    from planner.measured import workload_fingerprint
+    from planner.measurements import (
+        ConfigMeasurement,
+        Device,
+        Measurements,
+        Memory,
+        StepTime,
+        Workload,
+    )
+
+    t = preset.training
+    entries = [("baseline", t.baseline.factors)] + [
+        (v.name, {**t.baseline.factors, **v.changes}) for v in t.variants]
+    configs = [ConfigMeasurement(
+        config=name, factors=factors, params=350_000_000, trainable_params=350_000_000,
+        micro_batch=t.micro_batch, accumulation=t.accumulation,
+        step_time=StepTime(median_s=2.0 + 0.1 * i, p10_s=1.9, p90_s=2.3, steps=20),
+        memory=Memory(method="cuda", peak_gib=30.0 + i, per_sample_gib=1.5),
+        flops_per_step=1e15) for i, (name, factors) in enumerate(entries)]
+    return Measurements(
+        preset=preset.campaign.name, kind=preset.campaign.kind,
+        date="2026-01-01T00:00:00+00:00", torch="2.13.0", cuda="12.6", dtype="bf16",
+        target_card="a6000",
+        device=Device(name="NVIDIA RTX A6000", kind="cuda", card="a6000",
+                      compute_capability="8.6"),
+        workload=Workload(source="reference", spec={}, micro_batch=t.micro_batch,
+                          accumulation=t.accumulation, fingerprint=workload_fingerprint(preset)),
+        configs=configs)
+
+
+async def test_measured_figures_flow_into_the_plan() -> None:
+    app = make_app()
+    app.measure_fn = fake_measure(result=measured(app.workspace.preset))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("4", "m")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        figures = app.workspace.plan.assumptions.figures
+        assert {f.step_time_s.source for f in figures} == {"measured"}
+        assert figures[0].step_time_s.value == 2.0
+        assert "Measured on NVIDIA RTX A6000" in str(
+            app.screen.query_one("#measure-message").render())
+        assert str(app.screen.query_one("#results", DataTable).get_row_at(0)[2]) == (
+            "measured on NVIDIA RTX A6000")
+        await pilot.press("r")
+        await pilot.pause()
+        assert {f.step_time_s.source for f in app.workspace.plan.assumptions.figures} == {
+            "entered"}
+
+
+async def test_cancelling_a_measurement_keeps_the_partial_result() -> None:
+    app = make_app()
+    result = measured(app.workspace.preset).model_copy(update={"partial": True})
+    started = threading.Event()
+
+    def slow(preset: Any, catalog: Any, *, steps: Any = None, progress: Any = None,
+             cancel: threading.Event | None = None) -> Any:
+        started.set()
+        assert cancel is not None and cancel.wait(10)
+        return result
+
+    app.measure_fn = slow
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("4", "m")
+        assert started.wait(5)
+        await pilot.press("m")  # a second start is refused while one runs
+        await pilot.press("c")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "(partial)" in str(app.screen.query_one("#measure-message").render())
+        assert app.workspace.measurements is result
+
+
+async def test_mouse_on_the_navigation_bar_and_quit_asks_after_edits() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        nav = app.screen.query_one("#nav")
+        text = str(nav.render())
+        await pilot.click("#nav", offset=(text.index("3 Fit") + 1, 0))
+        await pilot.pause()
+        assert app.current_mode == "fit"
+        await pilot.press("1", "m")  # an edit, not written
+        await pilot.pause()
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert "not been written" in str(app.screen.query_one("#question").render())
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.is_running
+        await pilot.press("ctrl+q", "y")
+        await pilot.pause()
+    assert not app.is_running
+
+
+def test_cli_opens_the_ui_on_any_preset(monkeypatch: pytest.MonkeyPatch) -> None:
+    import screens.app
+
+    seen: dict[str, Any] = {}
+
+    def fake_run(preset: str | None, **kwargs: Any) -> int:
+        seen.update(kwargs, preset=preset)
+        return 0
+
+    monkeypatch.setattr(screens.app, "run", fake_run)
+    assert cli_main(["--preset", "embedding-3d", "--tui", "--created", CREATED.isoformat(),
+                     "--out", "somewhere", "--contact-name", "Ada",
+                     "--contact-email", "ada@example.org"]) == 0
+    assert seen["preset"] == "embedding-3d" and seen["created"] == CREATED
+    assert seen["out_dir"] == "somewhere" and seen["contact"] == ("Ada", "ada@example.org")
+    # Bad input is refused before anything is drawn.
+    assert cli_main(["--tui", "--contact-name", "Ada"]) == 2
