@@ -116,12 +116,18 @@ def locked(ws: Workspace) -> Iterator[None]:
     ws.root.mkdir(parents=True, exist_ok=True)
     fd = os.open(ws.lock, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
-            raise InputError(f"another executor (pid {holder}) is running this working "
-                             f"directory", file=ws.workdir) from None
+        for tries_left in range(10, -1, -1):
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                # `status` probes the lock for an instant; a real holder keeps it.
+                if tries_left:
+                    time.sleep(0.05)
+                    continue
+                holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+                raise InputError(f"another executor (pid {holder}) is running this working "
+                                 f"directory", file=ws.workdir) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield

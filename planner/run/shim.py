@@ -10,6 +10,7 @@ ended even when it was not there to see it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -30,6 +31,43 @@ def _write_exit(path: str, code: int | None) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+LINGER_S = float(os.environ.get("CAMPAIGN_LINGER_S", "60"))
+"""How long processes of a run may outlive its command's shell (a last checkpoint on
+SIGTERM) before they are killed: no process of a run outlives its exit record."""
+
+
+def _others_in_group() -> list[int]:
+    me = os.getpid()
+    pids = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in entries:
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            with open(f"/proc/{name}/stat", encoding="ascii", errors="replace") as fh:
+                raw = fh.read()
+        except OSError:
+            continue
+        fields = raw[raw.rfind(")") + 2:].split()
+        if int(fields[2]) == me and fields[0] not in "ZX":
+            pids.append(int(name))
+    return pids
+
+
+def _settle_group() -> None:
+    deadline = time.monotonic() + LINGER_S
+    while others := _others_in_group():
+        if time.monotonic() > deadline:
+            for pid in others:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            return
+        time.sleep(0.1)
 
 
 def _ignore(signum: int, frame: object) -> None:
@@ -57,6 +95,7 @@ def main(argv: list[str]) -> int:
         _write_exit(exit_file, 127)
         return 127
     code = child.wait()
+    _settle_group()
     # A signal death is recorded the way a shell reports it.
     code = 128 - code if code < 0 else code
     _write_exit(exit_file, code)

@@ -51,10 +51,13 @@ export CAMPAIGN_WORKDIR="$WORKDIR" CAMPAIGN_RUN_ID="$RUN_ID" CAMPAIGN_RUN_KIND="
 export CAMPAIGN_SEED="$SEED" CAMPAIGN_CHECKPOINT_DIR="$WORKDIR/$CKPT"
 export CAMPAIGN_RESUME_PATH="$WORKDIR/$RESUME" CAMPAIGN_EXPORT="$WORKDIR/$EXPORT"
 child=""; stop=""
+ISOLATE=""; command -v setsid >/dev/null && ISOLATE=setsid
+# The run's whole process group, or just its shell where setsid is missing.
+group() { if [[ -n "$ISOLATE" ]]; then kill "$1" -- "-$child"; else kill "$1" "$child"; fi; }
 # scancel sends TERM: stop. The time-limit warning (--signal=B:USR1) stops the run and
 # requeues this task, which resumes from the latest checkpoint in a fresh allocation.
-trap 'stop=cancel; [[ -n "$child" ]] && kill -TERM "$child" 2>/dev/null' TERM INT
-trap 'stop=requeue; [[ -n "$child" ]] && kill -TERM "$child" 2>/dev/null' USR1
+trap 'stop=cancel; [[ -n "$child" ]] && group -TERM 2>/dev/null' TERM INT
+trap 'stop=requeue; [[ -n "$child" ]] && group -TERM 2>/dev/null' USR1
 failures=0; attempt=0
 while :; do
   attempt=$((attempt + 1)); export CAMPAIGN_ATTEMPT="$attempt"
@@ -62,12 +65,18 @@ while :; do
   export CAMPAIGN_RESUME
   say "=== $RUN_ID attempt $attempt (job ${SLURM_JOB_ID:-?}) on $(hostname)," \
       "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-}; resume: ${CAMPAIGN_RESUME:-none}" >>"$LOG"
-  /bin/sh -c "$COMMAND" >>"$LOG" 2>&1 &
+  # In a session of its own, the run gets only the TERM this script forwards, never the
+  # batch shell's USR1 warning, and none of its processes can slip out of the stop.
+  $ISOLATE /bin/sh -c "$COMMAND" >>"$LOG" 2>&1 &
   child=$!
   while :; do
     wait "$child"; code=$?
     kill -0 "$child" 2>/dev/null || break  # wait returns early when a trap runs
   done
+  # A process of the run may outlive its shell (writing a last checkpoint on TERM): give
+  # it a minute, then make sure nothing of this attempt runs beside the next one.
+  for _ in $(seq 60); do group -0 2>/dev/null || break; sleep 1; done
+  group -KILL 2>/dev/null
   child=""
   say "$RUN_ID attempt $attempt exited with code $code" >>"$LOG"
   if [[ $code -eq 0 ]]; then
@@ -88,13 +97,21 @@ done
 """
 
 
-def _limit(runs: list[Run], time_limit: str | None) -> str:
+def _limit(runs: list[Run], time_limit: str | None) -> tuple[str, int]:
+    """The task time limit, and how many seconds before it the task is warned (USR1):
+    long enough for a run to write a checkpoint, short against the limit."""
     if time_limit:
-        return time_limit
+        parts = time_limit.split("-")
+        days = int(parts[0]) if len(parts) == 2 else 0
+        hms = [int(x) for x in parts[-1].split(":")]
+        # SLURM reads a bare number as minutes, M:S, H:M:S.
+        units = {1: [60], 2: [60, 1], 3: [3600, 60, 1]}[len(hms)]
+        seconds = days * 86400 + sum(v * u for v, u in zip(hms, units, strict=True))
+        return time_limit, min(300, max(30, seconds // 10))
     hours = max(r.end_h - r.start_h for r in runs) * 1.2
     minutes = max(10, math.ceil(hours * 60))
     days, rest = divmod(minutes, 24 * 60)
-    return f"{days}-{rest // 60:02d}:{rest % 60:02d}:00"
+    return f"{days}-{rest // 60:02d}:{rest % 60:02d}:00", min(300, max(30, minutes * 6))
 
 
 def _array(name: str, values: list[str]) -> str:
@@ -108,6 +125,7 @@ def sbatch_script(plan: Plan, runs: list[Run], *, name: str, workdir: Path, out_
     c = plan.campaign
     what = "robustness evaluations" if name == "robustness" else "runs"
     gpus = max(len(r.card) for r in runs)
+    limit, warn = _limit(runs, time_limit)
     slurm_dir = workdir / RUN_DIR / "slurm"
     array = f"0-{len(runs) - 1}" + (f"%{throttle}" if throttle else "")
     head = [
@@ -119,12 +137,12 @@ def sbatch_script(plan: Plan, runs: list[Run], *, name: str, workdir: Path, out_
         f"#SBATCH --array={array}",
         f"#SBATCH --gres=gpu:{gpus}",
         "#SBATCH --ntasks=1",
-        f"#SBATCH --time={_limit(runs, time_limit)}",
+        f"#SBATCH --time={limit}",
         f"#SBATCH --chdir={workdir}",
         f"#SBATCH --output={slurm_dir}/%x-%A_%a.out",
         "#SBATCH --open-mode=append",
         "#SBATCH --requeue",
-        "#SBATCH --signal=B:USR1@300",
+        f"#SBATCH --signal=B:USR1@{warn}",
     ]
     if partition:
         head.append(f"#SBATCH --partition={partition}")

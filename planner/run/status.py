@@ -191,8 +191,9 @@ def render(s: dict[str, Any]) -> str:
     lines += ["", f"  {'run':<{width}}  {'state':<11} {'tries':>5}  {'planned h':<13}  "
               f"{'actual h':<13}  {'planned':<20}  actual"]
     for r in s["runs"]:
-        state = r["state"] if r["detail"] in ("pending", "finished", "failed", "running") \
-            or r["state"] != "pending" else r["detail"]
+        state = r["state"]
+        if state == "pending" and r["detail"] in ("retrying", "interrupted", "running"):
+            state = "retrying" if r["detail"] == "retrying" else "to resume"
         code = f" exit {r['exit_code']}" if r["state"] == "failed" else ""
         lines.append(
             f"  {r['id']:<{width}}  {state:<11} {r['attempts']:>5}  "

@@ -1,0 +1,139 @@
+"""`campaign-planner run` end to end on a tiny plan: cards, environment, logs, journal,
+status, dry run, the lock, and Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.run_fixtures import harness as h
+from tests.run_fixtures.train import expected_state
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A plan run to the end once; tests read what it left."""
+    plan_path = h.make_plan(tmp_path_factory.mktemp("done"), h.preset())
+    proc = h.start(plan_path, "--cards", "2,5", out=plan_path.parent / "executor.out")
+    assert proc.wait(60) == 0, (plan_path.parent / "executor.out").read_text()
+    return plan_path
+
+
+def test_every_run_finishes_with_its_identity_in_its_environment(finished: Path) -> None:
+    plan, wd = h.load(finished), finished.parent
+    traces = h.traces(plan, wd)
+    for run in plan.runs:
+        if run.kind != "train":
+            continue
+        (start,) = [e for e in traces[run.id] if e["ev"] == "start"]
+        assert start["env_run"] == run.id and start["env_seed"] == str(run.seed)
+        assert start["cuda"] in ("2", "5")  # one of the cards given, never the plan's own
+        assert start["env_resume"] == ""  # nothing to resume from on a first start
+        params = dict(x.split("=", 1) for x in run.command.split()[-2:])
+        assert h.exports(plan, wd)[run.id]["state"] == expected_state(
+            run.id, run.seed, run.steps, params)
+        assert (wd / "campaign-run" / "logs" / f"{run.id}.log").read_text().count("done") == 1
+        manifest = wd / run.checkpoint_dir / f"{run.id}.manifest.toml"
+        assert "fingerprint = " in manifest.read_text()
+
+
+def test_a_robustness_run_starts_after_the_run_it_evaluates(finished: Path) -> None:
+    events = h.journal(finished.parent)
+    plan = h.load(finished)
+    for run in plan.runs:
+        if run.depends_on:
+            parent_end = next(e["t"] for e in events if e.get("run") == run.depends_on
+                              and e["ev"] == "exited")
+            start = next(e["t"] for e in events if e.get("run") == run.id
+                         and e["ev"] == "started")
+            assert start >= parent_end
+            assert h.exports(plan, finished.parent)[run.id] is not None
+
+
+def test_journal_records_starts_checkpoints_and_exits(finished: Path) -> None:
+    events = h.journal(finished.parent)
+    kinds = {e["ev"] for e in events}
+    assert {"plan", "executor", "started", "checkpointed", "exited"} <= kinds
+    exits = [e for e in events if e["ev"] == "exited"]
+    assert all(e["code"] == 0 and e["outcome"] == "finished" for e in exits)
+
+
+def test_run_again_reruns_nothing(finished: Path) -> None:
+    before = len(h.journal(finished.parent))
+    proc = h.cli("run", str(finished), "--poll", "0.02")
+    assert proc.returncode == 0, proc.stderr
+    assert "6 finished, 0 failed" in proc.stdout
+    assert not [e for e in h.journal(finished.parent)[before:] if e["ev"] == "started"]
+
+
+def test_status_counts_and_projection(finished: Path) -> None:
+    proc = h.cli("status", str(finished), "--json")
+    assert proc.returncode == 0, proc.stderr
+    s = json.loads(proc.stdout)
+    assert s["counts"] == {"done": 6, "running": 0, "pending": 0, "failed": 0, "blocked": 0}
+    assert s["no_longer_fit"] == [] and s["behind_s"] < 0  # seconds, where hours were planned
+    text = h.cli("status", str(finished)).stdout
+    assert "6 done" in text and "ahead of the plan" in text
+
+
+def test_dry_run_writes_nothing(tmp_path: Path) -> None:
+    plan_path = h.make_plan(tmp_path / "p", h.preset())
+    before = h.tree(tmp_path)
+    proc = h.cli("run", str(plan_path), "--dry-run", "--cards", "0-2")
+    assert proc.returncode == 0, proc.stderr
+    assert h.tree(tmp_path) == before
+    plan = h.load(plan_path)
+    assert all(r.id in proc.stdout for r in plan.runs)
+    assert "card 2" in proc.stdout and "exec:" in proc.stdout
+
+
+def test_shell_commands_run_under_sh(tmp_path: Path) -> None:
+    data = h.preset(seeds=(0,), variants={}, robustness=[])
+    data["ablation"]["command"] = (
+        "mkdir -p {checkpoint_dir} && echo \"$CAMPAIGN_RUN_ID on $CUDA_VISIBLE_DEVICES\" "
+        "> {checkpoint_dir}/hello.txt")
+    plan_path = h.make_plan(tmp_path / "p", data)
+    proc = h.cli("run", str(plan_path), "--poll", "0.02", "--cards", "3")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    run = h.load(plan_path).runs[0]
+    assert (tmp_path / "p" / run.checkpoint_dir / "hello.txt").read_text() == f"{run.id} on 3\n"
+
+
+def _wait_for(predicate, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+
+
+def test_ctrl_c_stops_children_and_the_next_run_resumes(tmp_path: Path) -> None:
+    plan_path = h.make_plan(tmp_path / "p", h.preset(steps=60, step_s=0.02, every=5,
+                                                     robustness=[]))
+    wd = plan_path.parent
+    out = wd / "executor.out"
+    proc = h.start(plan_path, out=out)
+    plan = h.load(plan_path)
+    _wait_for(lambda: sum(any(e["ev"] == "ckpt" for e in t)
+                          for t in h.traces(plan, wd).values()) == 2)
+    second = h.cli("run", str(plan_path))  # the lock keeps a second executor out
+    assert second.returncode == 2 and "another executor" in second.stderr
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(30) == 130
+    assert h.campaign_pids(wd) == []
+    events = h.journal(wd)
+    stopped = [e for e in events if e["ev"] == "exited"]
+    assert len(stopped) == 2 and {e["outcome"] for e in stopped} == {"stopped"}
+    assert any(e["ev"] == "stop" for e in events)
+    proc = h.start(plan_path, out=out)
+    assert proc.wait(60) == 0, out.read_text()
+    for trace in h.traces(plan, wd).values():
+        starts = [e["step"] for e in trace if e["ev"] == "start"]
+        assert len(trace) and starts[0] == 0
+    resumed = [t for t in h.traces(plan, wd).values()
+               if len([e for e in t if e["ev"] == "start"]) == 2]
+    assert len(resumed) == 2 and all([e for e in t if e["ev"] == "start"][1]["step"] > 0
+                                     for t in resumed)
