@@ -136,6 +136,14 @@ class PlannerApp(App[None]):
                                   measurements=None))
         self.notify(f"Opened {source}")
 
+    def can_measure(self) -> bool:
+        """Whether measuring can run here: torch is installed, or a measurer was given."""
+        if self.measure_fn is not None:
+            return True
+        from planner.measure import torch_available
+
+        return torch_available()
+
     def exit(self, *args: Any, **kwargs: Any) -> None:
         """Exit; thread work is asked to stop first (Textual waits for its workers)."""
         if self.stop_work():

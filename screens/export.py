@@ -17,6 +17,7 @@ from textual.widgets import Button, Static, TabbedContent, TabPane, TextArea
 from planner.errors import InputError
 from planner.export import order_toml, plan_toml, write_exports
 from planner.preset import OrderSpec
+from planner.tomlio import write_atomic
 from screens import state
 from screens.base import PlannerScreen
 from screens.confirm import Confirm
@@ -32,6 +33,7 @@ class ExportScreen(PlannerScreen):
     MODE = "export"
     AUTO_FOCUS = "#preview"
     BINDINGS: ClassVar = [Binding("w,ctrl+s", "write", "Write files"),
+                          Binding("s", "save_preset", "Save preset"),
                           Binding("p", "focus_preview", "Preview")]
 
     def body(self) -> ComposeResult:
@@ -134,6 +136,29 @@ class ExportScreen(PlannerScreen):
         self.app.push_screen(Confirm(f"{' and '.join(existing)} already exist"
                                      f"{'s' if len(existing) == 1 else ''}. Overwrite?",
                                      yes="Overwrite", no="Keep"), answered)
+
+    def action_save_preset(self) -> None:
+        """Write the edited campaign as a preset file into the folder, to plan it again
+        later (`campaign-planner --preset FOLDER/preset.toml`)."""
+        path = Path(self.planner.out_dir).expanduser() / "preset.toml"
+        text = state.preset_toml(self.planner.workspace.preset)
+
+        def write(force: bool | None) -> None:
+            if not force and path.exists():
+                self.notify("Nothing written.")
+                return
+            try:
+                write_atomic(path, text, force=bool(force))
+            except (InputError, OSError) as exc:
+                self.notify(f"Not written: {exc}", severity="error")
+                return
+            self.notify(f"Wrote {path}")
+
+        if path.exists():
+            self.app.push_screen(Confirm(f"{path} already exists. Overwrite?",
+                                         yes="Overwrite", no="Keep"), write)
+        else:
+            write(False)
 
     def _write(self, out: Path, contact: object, *, force: bool) -> None:
         plan, order = state.exports(self.planner.workspace, self.planner.catalog,

@@ -24,6 +24,10 @@ from screens.base import PlannerScreen
 from screens.state import Workspace
 from screens.widgets.form import FieldRow
 
+INTRO = ("Measures each configuration's step time and peak memory with the preset's "
+         "measurement workload, then plans with the measured figures (their provenance "
+         "says where they were measured).")
+
 
 def describe_failure(error: BaseException) -> str:
     """A measurement failure in one line, for the screen."""
@@ -56,7 +60,7 @@ class MeasureScreen(PlannerScreen):
     BINDINGS: ClassVar = [
         Binding("m", "start", "Measure"),
         Binding("c", "cancel", "Cancel"),
-        Binding("r", "forget", "Use entered figures"),
+        Binding("r", "forget", "Preset's figures"),
     ]
 
     class Progressed(Message):
@@ -75,10 +79,7 @@ class MeasureScreen(PlannerScreen):
         self.steps: int | None = None
 
     def body(self) -> ComposeResult:
-        yield Static(
-            "Measures each configuration's step time and peak memory with the preset's "
-            "measurement workload, on this machine, then plans with the measured figures "
-            "(their provenance says where they were measured).", classes="hint", id="intro")
+        yield Static(INTRO, classes="hint", id="intro")
         yield FieldRow("Steps to time", "measure.steps", state.parse_optional_int,
                        placeholder="the preset's default", tooltip="Optimizer steps timed "
                        "per configuration; fewer is quicker and noisier")
@@ -95,6 +96,11 @@ class MeasureScreen(PlannerScreen):
         super().on_mount()
 
     def show(self, ws: Workspace) -> None:
+        self.query_one("#intro", Static).update(
+            INTRO + (" It runs on this machine's GPU, or its CPU when it has none."
+                     if self.planner.can_measure() else
+                     " torch is not installed here: pip install 'campaign-planner[measure]' "
+                     "to measure (planning needs no torch)."))
         table = self.query_one("#results", DataTable)
         table.clear()
         for f in ws.plan.assumptions.figures:

@@ -9,11 +9,11 @@ and fix it, while the last good plan stays on screen.
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+import tomli_w
 from pydantic import BaseModel, ValidationError
 
 from planner.campaign import plan_campaign
@@ -56,13 +56,9 @@ class Workspace:
 
 def plan_of(preset: Preset, catalog: Catalog, *, created: datetime | None,
             source: str | None, measurements: Any = None) -> Plan:
-    """`plan_campaign`, passing measurements only when there are some."""
-    if measurements is None:
-        return plan_campaign(preset, catalog, created=created, source=source)
-    extra = {"measurements": measurements}
-    if "measurements" not in inspect.signature(plan_campaign).parameters:
-        raise InputError("this planner cannot use measurements yet", field="measurements")
-    return plan_campaign(preset, catalog, created=created, source=source, **extra)
+    """`plan_campaign` with the workspace's measurements, if any."""
+    return plan_campaign(preset, catalog, created=created, source=source,
+                         measurements=measurements)
 
 
 def start(preset: Preset, catalog: Catalog, *, created: datetime | None = None,
@@ -274,6 +270,13 @@ def exports(ws: Workspace, catalog: Catalog, contact: Contact | None) -> tuple[P
     if warnings:
         plan = plan.model_copy(update={"warnings": [*plan.warnings, *warnings]})
     return plan, order
+
+
+def preset_toml(preset: Preset) -> str:
+    """The preset as a TOML file that loads back to the same preset (and the same plan)."""
+    header = ("# campaign-planner preset, saved from the interactive planner.\n"
+              "# Plan it again: campaign-planner --preset THIS_FILE\n\n")
+    return header + tomli_w.dumps(preset.model_dump(mode="json", exclude_none=True))
 
 
 def contact_of(name: str, email: str) -> Contact | None:

@@ -104,9 +104,16 @@ class WorkloadScreen(PlannerScreen):
             "check", "name", "changes", "step s", "peak GiB", "GiB/sample", "source")
         super().on_mount()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Variant keys mean nothing for an embedding corpus: hide them from the footer.
+        if action in ("add", "edit", "remove", "focus_table"):
+            return self.planner.workspace.preset.training is not None
+        return True
+
     def show(self, ws: Workspace) -> None:
         p = ws.preset
         training = p.training
+        self.refresh_bindings()
         self.query_one("#training").display = training is not None
         self.query_one(EmbeddingForm).display = training is None
         if training is None:

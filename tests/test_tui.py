@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import tomli_w
 from textual.widgets import DataTable, Input
 
 from planner.cli import main as cli_main
@@ -190,11 +189,8 @@ async def test_switching_kind_shows_the_embedding_workload() -> None:
         assert app.workspace.plan.embedding.truncation_tokens == 256  # type: ignore[union-attr]
 
 
-def headless_export(app: PlannerApp, tmp: Path, name: str, email: str) -> Path:
-    """The same campaign written by the headless CLI, from the app's preset."""
-    preset_file = tmp / "edited.toml"
-    preset_file.write_text(tomli_w.dumps(
-        app.workspace.preset.model_dump(mode="json", exclude_none=True)))
+def headless_export(preset_file: Path, tmp: Path, name: str, email: str) -> Path:
+    """The same campaign written by the headless CLI, from the preset the app saved."""
     out = tmp / "headless"
     assert cli_main(["--preset", str(preset_file), "--out", str(out), "--created",
                      CREATED.isoformat(), "--contact-name", name,
@@ -216,7 +212,10 @@ async def test_export_writes_both_files_equal_to_the_headless_export(tmp_path: P
         await pilot.press("escape", "w")
         await pilot.pause()
         assert sorted(p.name for p in out.iterdir()) == ["order.toml", "plan.toml"]
-        headless = headless_export(app, tmp_path, "Ada Lovelace", "ada@example.org")
+        await pilot.press("s")  # the edited campaign as a preset file
+        await pilot.pause()
+        headless = headless_export(out / "preset.toml", tmp_path, "Ada Lovelace",
+                                   "ada@example.org")
         for name in ("plan.toml", "order.toml"):
             assert (out / name).read_bytes() == (headless / name).read_bytes()
         assert 'status = "ready"' in (out / "order.toml").read_text()
