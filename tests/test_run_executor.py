@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from tests.run_fixtures import harness as h
-from tests.run_fixtures.train import expected_state
 
 
 @pytest.fixture(scope="module")
@@ -33,9 +32,7 @@ def test_every_run_finishes_with_its_identity_in_its_environment(finished: Path)
         assert start["env_run"] == run.id and start["env_seed"] == str(run.seed)
         assert start["cuda"] in ("2", "5")  # one of the cards given, never the plan's own
         assert start["env_resume"] == ""  # nothing to resume from on a first start
-        params = dict(x.split("=", 1) for x in run.command.split()[-2:])
-        assert h.exports(plan, wd)[run.id]["state"] == expected_state(
-            run.id, run.seed, run.steps, params)
+        assert h.exports(plan, wd)[run.id]["state"] == h.expected(run)
         assert (wd / "campaign-run" / "logs" / f"{run.id}.log").read_text().count("done") == 1
         manifest = wd / run.checkpoint_dir / f"{run.id}.manifest.toml"
         assert "fingerprint = " in manifest.read_text()

@@ -21,7 +21,6 @@ from collections import Counter
 from pathlib import Path
 
 from tests.run_fixtures import harness as h
-from tests.run_fixtures.train import expected_state
 
 TRIALS = int(os.environ.get("CAMPAIGN_KILL_TRIALS", "8"))
 KILLS_PER_TRIAL = 3
@@ -83,9 +82,7 @@ def test_sigkill_at_random_moments(tmp_path: Path) -> None:
     reference = h.exports(plan, ref_dir)
     for run in plan.runs:  # the uninterrupted run is the script's own pure computation
         if run.kind == "train":
-            params = dict(x.split("=", 1) for x in run.command.split()[-2:])
-            assert reference[run.id]["state"] == expected_state(run.id, run.seed, run.steps,
-                                                                params)
+            assert reference[run.id]["state"] == h.expected(run)
     rng = random.Random(int(os.environ.get("CAMPAIGN_KILL_SEED", "6")))
     stats: Counter = Counter()
     for trial in range(TRIALS):

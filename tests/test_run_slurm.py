@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from tests.run_fixtures import harness as h
-from tests.run_fixtures.train import expected_state
 
 
 def _export(tmp_path: Path, data: dict[str, object], *options: str) -> tuple[Path, Path]:
@@ -63,9 +62,7 @@ def test_tasks_run_resume_retry_and_skip_like_the_executor(tmp_path: Path) -> No
         done = _task(out / "campaign.sbatch", i)
         assert done.returncode == 0, done.stdout + done.stderr
         assert (wd / "campaign-run" / "done" / run.id).exists()
-        params = dict(x.split("=", 1) for x in run.command.split()[-2:])
-        assert h.exports(plan, wd)[run.id]["state"] == expected_state(run.id, run.seed,
-                                                                       run.steps, params)
+        assert h.exports(plan, wd)[run.id]["state"] == h.expected(run)
         assert (wd / run.checkpoint_dir / f"{run.id}.manifest.toml").read_text() == \
             (out / "manifests" / f"{run.id}.manifest.toml").read_text()
     flaky = next(r for r in train if r.variant == "flaky")

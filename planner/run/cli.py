@@ -51,9 +51,7 @@ def run_parser() -> _Parser:
 def dry_run(plan: Plan, plan_path: Path, ws: Workspace, hist: History,
             cards: list[int]) -> str:
     """What `run` would do now, in words."""
-    import humanize
-
-    from planner.run.status import current, group, project
+    from planner.run.status import current, executor_alive, group, project, span
 
     recs = current(plan, hist)
     groups = {r.id: group(r, recs[r.id], recs) for r in plan.runs}
@@ -63,14 +61,18 @@ def dry_run(plan: Plan, plan_path: Path, ws: Workspace, hist: History,
              f"Workdir   {ws.workdir}",
              f"Journal   {f'{hist.events} events' if hist.events else 'none yet'} "
              f"({ws.journal})",
-             f"Cards     {','.join(map(str, cards))} (each run gets CUDA_VISIBLE_DEVICES)", ""]
-    slots = sorted(((v[0], k) for k, v in proj.fits.items() if v is not None))
-    for start, rid in slots:
+             f"Cards     {','.join(map(str, cards))} (each run gets CUDA_VISIBLE_DEVICES)"]
+    if executor_alive(ws):
+        lines.append("Executor  one is running here now: `run` would be refused until it ends")
+    lines.append("")
+    order = {r.id: i for i, r in enumerate(plan.runs)}
+    slots = sorted((v[0], order[k], k) for k, v in proj.fits.items() if v is not None)
+    for start, _, rid in slots:
         run = next(r for r in plan.runs if r.id == rid)
         fit = proj.fits[rid]
         assert fit is not None
         on = ",".join(str(cards[i]) for i in fit[2])
-        when = "now" if start < 1e-9 else f"in {humanize.naturaldelta(start * 3600)}"
+        when = "now" if start < 1e-9 else f"in {span(start * 3600)}"
         if groups[rid] == "running":
             what = "running now: adopted, not restarted"
         elif (ws.workdir / run.resume).exists() and run.kind == "train":
@@ -78,8 +80,8 @@ def dry_run(plan: Plan, plan_path: Path, ws: Workspace, hist: History,
         else:
             what = "fresh" if not run.depends_on else f"after {run.depends_on}"
         mode, _ = launch_mode(run.command)
-        lines += [f"  {when:<16} card {on:<4} {rid}  ({what})",
-                  f"  {'':<16} {mode}: {run.command}"]
+        lines += [f"  {when:<22} card {on:<4} {rid}  ({what})",
+                  f"  {'':<22} {mode}: {run.command}"]
     for name in ("done", "failed", "blocked"):
         ids = [r.id for r in plan.runs if groups[r.id] == name]
         if ids:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import shlex
+from functools import partial
 from pathlib import Path
 
 from planner.errors import InputError
@@ -191,12 +192,12 @@ def export(plan: Plan, plan_path: Path, out_dir: Path, workdir: Path, *, force: 
     evals = [r for r in plan.runs if r.depends_on]
     if not main:  # nothing to wait for inside this plan: one array
         main, evals = evals, []
-    opts = {"workdir": workdir, "out_dir": out_dir, "plan_path": plan_path,
-            "partition": partition, "time_limit": time_limit, "throttle": throttle}
-    files = [(out_dir / "campaign.sbatch", sbatch_script(plan, main, name="campaign", **opts))]
+    script = partial(sbatch_script, plan, workdir=workdir, out_dir=out_dir,
+                     plan_path=plan_path, partition=partition, time_limit=time_limit,
+                     throttle=throttle)
+    files = [(out_dir / "campaign.sbatch", script(main, name="campaign"))]
     if evals:
-        files.append((out_dir / "robustness.sbatch",
-                      sbatch_script(plan, evals, name="robustness", **opts)))
+        files.append((out_dir / "robustness.sbatch", script(evals, name="robustness")))
     files.append((out_dir / "submit.sh", submit_script(bool(evals), workdir)))
     files += [(out_dir / "manifests" / f"{r.id}.manifest.toml", manifest_text(r))
               for r in plan.runs]

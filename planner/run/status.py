@@ -132,7 +132,7 @@ def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
         rec = recs[r.id]
         busy = rec.busy_s + (now - rec.started if groups[r.id] == "running" and rec.started
                              else 0.0)
-        fit = proj.fits.get(r.id, "n/a")
+        placed = proj.fits.get(r.id)
         runs.append({
             "id": r.id, "kind": r.kind, "state": groups[r.id], "detail": rec.state,
             "attempts": rec.attempts, "failures": rec.failures, "exit_code": rec.exit_code,
@@ -141,8 +141,9 @@ def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
             "actual_start_h": _h(rec.first_start, origin),
             "actual_end_h": _h(rec.ended, origin) if groups[r.id] == "done" else None,
             "actual_s": round(busy, 1), "checkpoints": rec.checkpoints,
-            "projected_end_h": None if fit in (None, "n/a") else round(fit[1], 3),
-            "fits": fit is not None,
+            "projected_end_h": round(placed[1], 3) if placed else None,
+            # Runs done, failed or blocked are not projected: only those left can miss.
+            "fits": placed is not None or r.id not in proj.fits,
         })
     return {
         "plan": str(hist.plan["path"]) if hist.plan else None,
@@ -176,7 +177,9 @@ def render(s: dict[str, Any]) -> str:
         lines.append(f"Window    now hour {s['now_h']:.1f} of {s['window_h']:g}; runs must end "
                      f"by hour {s['usable_until_h']:g} "
                      f"({'in ' + span(left) if left > 0 else 'passed'})")
-        lines.append(f"Pace      finished runs took {s['pace']:.2f}× their planned time")
+        lines.append(f"Pace      finished runs took {s['pace']:.2f}× their planned time"
+                     if s["counts"]["done"] else
+                     "Pace      no run has finished yet: planned times assumed")
     behind = s["behind_s"]
     how = "on plan" if abs(behind) < 60 else \
         f"{span(behind)} {'behind' if behind > 0 else 'ahead of'} the plan"
@@ -189,7 +192,7 @@ def render(s: dict[str, Any]) -> str:
                      + (f" and {len(late) - 6} more" if len(late) > 6 else ""))
     width = max(len(r["id"]) for r in s["runs"])
     lines += ["", f"  {'run':<{width}}  {'state':<11} {'tries':>5}  {'planned h':<13}  "
-              f"{'actual h':<13}  {'planned':<20}  actual"]
+              f"{'actual h':<13}  {'planned':<25}  actual"]
     for r in s["runs"]:
         state = r["state"]
         if state == "pending" and r["detail"] in ("retrying", "interrupted", "running"):
@@ -199,5 +202,5 @@ def render(s: dict[str, Any]) -> str:
             f"  {r['id']:<{width}}  {state:<11} {r['attempts']:>5}  "
             f"{_hh(r['planned_start_h']):>6}–{_hh(r['planned_end_h']):<6}  "
             f"{_hh(r['actual_start_h']):>6}–{_hh(r['actual_end_h']):<6}  "
-            f"{span(r['planned_s']):<20}  {span(r['actual_s']) if r['actual_s'] else '—'}{code}")
+            f"{span(r['planned_s']):<25}  {span(r['actual_s']) if r['actual_s'] else '—'}{code}")
     return "\n".join(lines)

@@ -17,7 +17,8 @@ import tomli_w
 
 from planner.cli import main as planner_main
 from planner.export import read_plan
-from planner.plan import Plan
+from planner.plan import Plan, Run
+from tests.run_fixtures.train import expected_state
 
 HERE = Path(__file__).parent
 PY = shlex.quote(sys.executable)
@@ -122,6 +123,13 @@ def exports(plan: Plan, workdir: Path) -> dict[str, Any]:
         p = workdir / f"{run.export_name}.json"
         out[run.id] = json.loads(p.read_text()) if p.exists() else None
     return out
+
+
+def expected(run: Run) -> str:
+    """The final state of `run` uninterrupted: the training script's own pure function."""
+    params = dict(x.split("=", 1) for x in run.command.split()[-2:])
+    assert run.seed is not None
+    return expected_state(run.id, run.seed, run.steps, params)
 
 
 def journal(workdir: Path) -> list[dict[str, Any]]:
