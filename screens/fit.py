@@ -98,6 +98,10 @@ class FitScreen(PlannerScreen):
         Binding("home", "jump('top')", "Top", show=False),
     ]
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._shown: dict[str, str] = {}
+
     def body(self) -> ComposeResult:
         with VerticalScroll(id="fit"):
             yield Static("", id="top", classes="figures")
@@ -121,15 +125,21 @@ class FitScreen(PlannerScreen):
 
     def show(self, ws: Workspace) -> None:
         plan = ws.plan
-        self.query_one("#top", Static).update(Text(figures(plan)))
+        self._text("#top", figures(plan))
         self._table(plan)
         self.query_one(Timeline).show(plan)
         self.query_one(MemoryBars).show(plan)
-        self.query_one("#missing-list", Static).update(
-            listing([f"{n.id}: {n.reason}" for n in plan.not_fitting]))
-        self.query_one("#decisions", Static).update(listing(plan.decisions))
-        self.query_one("#warnings", Static).update(listing(plan.warnings))
-        self.query_one("#provenance", Static).update(provenance(plan))
+        self._text("#missing-list", listing([f"{n.id}: {n.reason}" for n in plan.not_fitting]))
+        self._text("#decisions", listing(plan.decisions))
+        self._text("#warnings", listing(plan.warnings))
+        self._text("#provenance", provenance(plan))
+
+    def _text(self, selector: str, text: str) -> None:
+        # Updating a Static reflows the screen: skip the ones whose text is unchanged.
+        widget = self.query_one(selector, Static)
+        if self._shown.get(selector) != text:
+            self._shown[selector] = text
+            widget.update(Text(text))
 
     def _table(self, plan: Plan) -> None:
         self.query_one("#matrix-title", Label).update(

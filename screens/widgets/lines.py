@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual.strip import Strip
 from textual.widget import Widget
@@ -32,6 +33,7 @@ class Lines(Widget):
         self._lines: list[Text] = []
         self._strips: dict[int, Strip] = {}
         self._width = -1
+        self._style = Style()
 
     def show(self, plan: Plan) -> None:
         """Draw this plan."""
@@ -39,8 +41,13 @@ class Lines(Widget):
         self._lines = self._draw(plan, self.size.width or 80)
         self._width = self.size.width
         self._strips.clear()
-        self.styles.height = max(1, len(self._lines))
-        self.refresh(layout=True)
+        height = max(1, len(self._lines))
+        # A reflow of the whole screen only when the height changes; else a repaint.
+        if self.styles.height is None or self.styles.height.value != height:
+            self.styles.height = height
+            self.refresh(layout=True)
+        else:
+            self.refresh()
 
     def lines(self) -> list[Text]:
         """The lines as drawn (tests, snapshots of text)."""
@@ -52,7 +59,10 @@ class Lines(Widget):
             self._lines = self._draw(self.plan, width)
             self._width = width
             self._strips.clear()
-        style = self.rich_style
+        if not self._strips:
+            # Looking the style up walks the ancestors: once per drawing, not per line.
+            self._style = self.rich_style
+        style = self._style
         if y >= len(self._lines):
             return Strip.blank(width, style)
         strip = self._strips.get(y)
