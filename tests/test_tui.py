@@ -300,6 +300,13 @@ async def test_help_and_command_palette_entries() -> None:
         for title in ("Go to Fit", "Window: 30 days", "Card: NVIDIA A40",
                       "Open preset: embedding-7d", "Help", "Undo"):
             assert title in titles
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"window: 30")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.workspace.preset.campaign.window_days == 30
         command = next(c for c in app.get_system_commands(app.screen)
                        if c.title == "Open preset: ablation-3d")
         command.callback()

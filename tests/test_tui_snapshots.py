@@ -7,6 +7,7 @@ every changed .svg before committing it.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from textual.widgets import Input, TextArea
@@ -123,3 +124,18 @@ def test_export(snap_compare: Any) -> None:
 def test_help(snap_compare: Any) -> None:
     """The help screen."""
     assert snap_compare(make_app(), press=["f1"], terminal_size=WIDE, run_before=still)
+
+
+async def _overwrite(pilot: Any) -> None:
+    await pilot.press("6", "w")
+    await pilot.pause()
+    assert (Path(pilot.app.out_dir) / "plan.toml").exists()
+    await pilot.press("w")
+    await still(pilot)
+
+
+def test_confirm_overwrite(snap_compare: Any, tmp_path: Path,
+                           monkeypatch: Any) -> None:
+    """Writing over existing files asks first (after a first write, whose note shows)."""
+    monkeypatch.chdir(tmp_path)  # a relative folder keeps the picture free of temp paths
+    assert snap_compare(make_app(out_dir="plans"), terminal_size=SMALL, run_before=_overwrite)
