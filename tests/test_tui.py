@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +9,6 @@ import pytest
 from textual.widgets import DataTable, Input
 
 from planner.cli import main as cli_main
-from planner.errors import InputError
 from planner.loading import load_preset
 from screens.app import PlannerApp
 from screens.state import Workspace
@@ -245,49 +243,6 @@ async def test_export_is_refused_while_the_preset_cannot_be_planned(tmp_path: Pa
         assert not (tmp_path / "o").exists()
 
 
-class FakeProgress:
-    def __init__(self, done: int, total: int, label: str) -> None:
-        self.done, self.total, self.label = done, total, label
-
-
-def fake_measure(error: BaseException | None = None, result: Any = None) -> Any:
-    def measure(preset: Any, catalog: Any, *, steps: Any = None, progress: Any = None,
-                cancel: threading.Event | None = None) -> Any:
-        for i in range(3):
-            if progress:
-                progress(FakeProgress(i + 1, 3, f"baseline: step {i + 1}/3"))
-        if error is not None:
-            raise error
-        return result
-    return measure
-
-
-class MeasureOOM(RuntimeError):
-    pass
-
-
-class MeasureUnavailable(RuntimeError):
-    pass
-
-
-@pytest.mark.parametrize(("error", "words"), [
-    (MeasureUnavailable("torch is not installed"), "Measurement unavailable here: torch"),
-    (InputError("cannot import 'mymodel:build'", field="ablation.measure.factory"),
-     "cannot be measured: ablation.measure.factory"),
-    (MeasureOOM("CUDA out of memory at micro-batch 1"), "Out of memory"),
-    (ValueError("boom"), "Measurement failed (ValueError): boom"),
-])
-async def test_a_failing_measurement_shows_a_message(error: BaseException, words: str) -> None:
-    app = make_app(measure=fake_measure(error))
-    async with app.run_test(size=SIZE) as pilot:
-        good = app.workspace.plan
-        await pilot.press("4", "m")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        assert words in str(app.screen.query_one("#measure-message").render())
-        assert app.workspace.plan is good and app.workspace.error is None
-
-
 async def test_help_and_command_palette_entries() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -312,81 +267,6 @@ async def test_help_and_command_palette_entries() -> None:
         command.callback()
         await pilot.pause()
         assert app.workspace.preset.campaign.name == "ablation-3d"
-
-
-def measured(preset: Any) -> Any:
-    """Measurements of every configuration, as `measure` returns them on an RTX A6000."""
-    from planner.measured import workload_fingerprint
-    from planner.measurements import (
-        ConfigMeasurement,
-        Device,
-        Measurements,
-        Memory,
-        StepTime,
-        Workload,
-    )
-
-    t = preset.training
-    entries = [("baseline", t.baseline.factors)] + [
-        (v.name, {**t.baseline.factors, **v.changes}) for v in t.variants]
-    configs = [ConfigMeasurement(
-        config=name, factors=factors, params=350_000_000, trainable_params=350_000_000,
-        micro_batch=t.micro_batch, accumulation=t.accumulation,
-        step_time=StepTime(median_s=2.0 + 0.1 * i, p10_s=1.9, p90_s=2.3, steps=20),
-        memory=Memory(method="cuda", peak_gib=30.0 + i, per_sample_gib=1.5),
-        flops_per_step=1e15) for i, (name, factors) in enumerate(entries)]
-    return Measurements(
-        preset=preset.campaign.name, kind=preset.campaign.kind,
-        date="2026-01-01T00:00:00+00:00", torch="2.13.0", cuda="12.6", dtype="bf16",
-        target_card="a6000",
-        device=Device(name="NVIDIA RTX A6000", kind="cuda", card="a6000",
-                      compute_capability="8.6"),
-        workload=Workload(source="reference", spec={}, micro_batch=t.micro_batch,
-                          accumulation=t.accumulation, fingerprint=workload_fingerprint(preset)),
-        configs=configs)
-
-
-async def test_measured_figures_flow_into_the_plan() -> None:
-    app = make_app()
-    app.measure_fn = fake_measure(result=measured(app.workspace.preset))
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("4", "m")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        figures = app.workspace.plan.assumptions.figures
-        assert {f.step_time_s.source for f in figures} == {"measured"}
-        assert figures[0].step_time_s.value == 2.0
-        assert "Measured on NVIDIA RTX A6000" in str(
-            app.screen.query_one("#measure-message").render())
-        assert str(app.screen.query_one("#results", DataTable).get_row_at(0)[2]) == (
-            "measured on NVIDIA RTX A6000")
-        await pilot.press("r")
-        await pilot.pause()
-        assert {f.step_time_s.source for f in app.workspace.plan.assumptions.figures} == {
-            "entered"}
-
-
-async def test_cancelling_a_measurement_keeps_the_partial_result() -> None:
-    app = make_app()
-    result = measured(app.workspace.preset).model_copy(update={"partial": True})
-    started = threading.Event()
-
-    def slow(preset: Any, catalog: Any, *, steps: Any = None, progress: Any = None,
-             cancel: threading.Event | None = None) -> Any:
-        started.set()
-        assert cancel is not None and cancel.wait(10)
-        return result
-
-    app.measure_fn = slow
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("4", "m")
-        assert started.wait(5)
-        await pilot.press("m")  # a second start is refused while one runs
-        await pilot.press("c")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        assert "(partial)" in str(app.screen.query_one("#measure-message").render())
-        assert app.workspace.measurements is result
 
 
 async def test_mouse_on_the_navigation_bar_and_quit_asks_after_edits() -> None:

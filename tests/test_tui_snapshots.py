@@ -12,7 +12,8 @@ from typing import Any
 
 from textual.widgets import Input, TextArea
 
-from tests.test_tui import fake_measure, make_app
+from tests.test_tui import make_app
+from tests.test_tui_measure import fake_measure
 
 WIDE = (100, 32)
 SMALL = (80, 24)
@@ -105,7 +106,7 @@ async def _measure_fails(pilot: Any) -> None:
 
 def test_measure_failure(snap_compare: Any) -> None:
     """A measurement that cannot run: the message, the figures still in use."""
-    from tests.test_tui import MeasureUnavailable
+    from tests.test_tui_measure import MeasureUnavailable
 
     app = make_app(measure=fake_measure(MeasureUnavailable("torch is not installed")))
     assert snap_compare(app, terminal_size=WIDE, run_before=_measure_fails)
