@@ -183,6 +183,7 @@ class MeasureScreen(PlannerScreen):
                           f"{' (partial)' if partial else ''}. r goes back to entered ones.")
         elif event.state == WorkerState.ERROR:
             label.update("failed")
-            self._message("✗ " + describe_failure(event.worker.error), error=True)
+            error = event.worker.error or RuntimeError("unknown error")
+            self._message("✗ " + describe_failure(error), error=True)
         else:
             label.update("cancelled")
