@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import humanize
-
 from planner.catalog import Card
 from planner.plan import Plan
 from planner.render import gib, hours
@@ -19,7 +17,7 @@ def window(hours_: float) -> str:
 
 def money(plan: Plan, x: float) -> str:
     """An amount in the plan's currency."""
-    return f"{humanize.intcomma(round(x, 2))} {plan.campaign.currency}"
+    return f"{x:,.2f} {plan.campaign.currency}"
 
 
 def cost(plan: Plan) -> str:
@@ -29,7 +27,8 @@ def cost(plan: Plan) -> str:
         return "cost unknown (no price)"
     per = (f", {money(plan, s.cost_per_matrix_run)} per completed run"
            if s.cost_per_matrix_run is not None else "")
-    return f"{money(plan, s.cost_total)} at {money(plan, c.price_per_card_hour)}/card-h{per}"
+    return (f"cost {money(plan, s.cost_total)} ({money(plan, c.price_per_card_hour)} per "
+            f"card-hour){per}")
 
 
 def runs_fit(plan: Plan) -> str:

@@ -105,3 +105,14 @@ def test_contact_is_both_or_neither() -> None:
     with pytest.raises(InputError) as err:
         state.contact_of("Ada", "ada@")
     assert err.value.field == "contact.email"
+
+
+def test_cost_shown_when_priced() -> None:
+    from screens.text import cost
+
+    ws = state.start(preset(), CATALOG)
+    assert cost(ws.plan) == "cost unknown (no price)"
+    priced = state.apply(ws, state.edit(ws.preset, "campaign", price_per_card_hour=1.25),
+                         CATALOG)
+    assert cost(priced.plan) == ("cost 840.00 USD (1.25 USD per card-hour), 49.41 USD per "
+                                 "completed run")
