@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from planner.analytic import GIB, reference_flops, reference_memory
-from planner.catalog import Catalog
+from planner.catalog import Catalog, Dtype
 from planner.costs import Figure
 from planner.errors import InputError
 from planner.measure_spec import resolve_reference
@@ -43,7 +43,7 @@ def _set_training(preset: Preset, training: Training) -> Preset:
     return preset.model_copy(update={preset.campaign.kind: training})
 
 
-def _dtype(preset: Preset) -> str:
+def _dtype(preset: Preset) -> Dtype:
     spec = spec_of(preset)
     return spec.dtype if spec is not None else "bf16"
 

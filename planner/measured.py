@@ -154,7 +154,7 @@ def step_figure(cm: ConfigMeasurement, m: Measurements, card_key: str, card: Car
                        f"{m.device.name}) does not transfer to {card.name}")
 
 
-def choose_batch(name: str, cm: ConfigMeasurement, training: Training, card_key: str,
+def choose_batch(cm: ConfigMeasurement, training: Training, card_key: str,
                  budget: float) -> tuple[int, int, float, bool, str, str]:
     """(micro_batch, accumulation, peak, fits, reason, how) for one configuration."""
     per_card = training.micro_batch * training.accumulation
@@ -201,7 +201,7 @@ def apply_training(preset: Preset, training: Training, cfgs: list[Config], m: Me
                             "kept")
             out.append(cfg)
             continue
-        mb, acc, peak, fits, reason, how = choose_batch(cfg.name, cm, training, card_key,
+        mb, acc, peak, fits, reason, how = choose_batch(cm, training, card_key,
                                                         budget)
         step = step_figure(cm, m, card_key, card, catalog)
         if step is None:

@@ -17,7 +17,7 @@ from planner.errors import InputError, from_validation
 from planner.model import Strict
 from planner.tomlio import read_toml
 
-FORMAT = 1
+FORMAT: Literal[1] = 1
 Value = str | int | float | bool
 
 HEADER = ("# campaign-planner measurements: step time and peak memory per configuration,\n"

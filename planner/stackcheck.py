@@ -157,7 +157,9 @@ def check_stack(cards: dict[str, Card], facts: dict[str, Any] | None, *,
                                 f"{card.min_pytorch}; kernels not checkable with this torch")
             continue
         kind, detail = kernel_support(facts["arch_list"], card.compute_capability)
-        status: Status = {"exact": "ok", "binary": "ok", "ptx": "warn", "none": "fail"}[kind]
+        statuses: dict[str, Status] = {"exact": "ok", "binary": "ok", "ptx": "warn",
+                                       "none": "fail"}
+        status = statuses[kind]
         r.add(status, what, f"{card.name}: {detail}")
         match = [i for i, d in enumerate(facts["devices"]) if d["cc"] == card.compute_capability]
         if not match:

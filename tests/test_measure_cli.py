@@ -91,3 +91,44 @@ def test_measure_without_torch_exits_3(tmp_path: Path, monkeypatch: pytest.Monke
     assert main(["measure", "--preset", "ablation-3d", "--out", str(out)]) == 3
     assert "torch is not installed" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_ctrl_c_stops_cleanly_and_keeps_what_was_measured(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    preset = tiny_file(tmp_path)
+    out = tmp_path / "m.toml"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "planner", "measure", "--preset", str(preset), "--out", str(out),
+         "--steps", "100000", "--device", "cpu", "--threads", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    deadline = time.monotonic() + 60
+    # Wait until the baseline is being timed, then interrupt.
+    while "measuring baseline" not in proc.stderr.readline():
+        assert time.monotonic() < deadline and proc.poll() is None
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "keeping what was measured" in stderr
+    m = load_measurements(out)
+    assert m.partial and [c.config for c in m.configs] == ["baseline"]
+    assert m.configs[0].step_time is not None and m.configs[0].step_time.steps >= 1
+    assert "partial: stopped early" in stdout
+
+
+def test_measure_on_cuda_without_a_gpu_exits_3(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    out = tmp_path / "m.toml"
+    assert main(["measure", "--preset", str(tiny_file(tmp_path)), "--out", str(out),
+                 "--device", "cuda"]) == 3
+    assert "no CUDA device" in capsys.readouterr().err
+    assert not out.exists()

@@ -60,6 +60,9 @@ class Backend:
         """Give cached memory back after an out-of-memory error."""
         gc.collect()
 
+    def precision(self, dtype: str) -> None:
+        """TF32 matrix products for `tf32` only (fp32 means fp32)."""
+
 
 class CudaBackend(Backend):
     """A CUDA device: event timing, allocator peaks, a per-process memory cap."""
@@ -112,6 +115,10 @@ class CudaBackend(Backend):
     def recover(self) -> None:
         gc.collect()
         torch.cuda.empty_cache()
+
+    def precision(self, dtype: str) -> None:
+        torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
+        torch.backends.cudnn.allow_tf32 = dtype == "tf32"
 
 
 def make_backend(device: str, threads: int | None) -> Backend:

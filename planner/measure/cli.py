@@ -93,19 +93,24 @@ class Bar:
 
 def _run_in_thread(kwargs: dict[str, Any], cancel: threading.Event) -> Any:
     result: dict[str, Any] = {}
+    done = threading.Event()
 
     def work() -> None:
         try:
             result["value"] = measure_preset(**kwargs, cancel=cancel)
         except BaseException as exc:  # handed to the main thread
             result["error"] = exc
+        finally:
+            done.set()
 
     worker = threading.Thread(target=work, name="measure", daemon=True)
     worker.start()
     interrupts = 0
-    while worker.is_alive():
+    # Wait on an event, not on join(): an interrupted join() can leave the thread looking
+    # finished while it still runs.
+    while not done.is_set():
         try:
-            worker.join(0.1)
+            done.wait(0.1)
         except KeyboardInterrupt:
             interrupts += 1
             if interrupts > 1:
@@ -114,6 +119,7 @@ def _run_in_thread(kwargs: dict[str, Any], cancel: threading.Event) -> Any:
             cancel.set()
             print("\nstopping after the current step and keeping what was measured "
                   "(Ctrl-C again to quit without saving)", file=sys.stderr)
+    worker.join()
     if "error" in result:
         raise result["error"]
     return result["value"]

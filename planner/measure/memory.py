@@ -105,7 +105,7 @@ def fake_module_moves() -> Iterator[None]:
         return self
 
     def to(self: nn.Module, *args: object, **kwargs: object) -> nn.Module:
-        return convert(self, torch._C._nn._parse_to(*args, **kwargs)[1])
+        return convert(self, torch._C._nn._parse_to(*args, **kwargs)[1])  # type: ignore[call-overload]
 
     patches = {
         "to": to,

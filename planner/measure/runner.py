@@ -281,6 +281,7 @@ def run(preset: Preset, catalog: Catalog, *, steps: int | None,
     jobs = _jobs(preset, spec, source)
     backend = backend or make_backend(device, threads)
     dev = backend.describe(catalog)
+    backend.precision(spec.dtype)
     n = steps or spec.steps
     cancel = cancel or threading.Event()
     peak_tflops = (card_rates(catalog.cards[dev.card], spec.dtype).peak_tflops
@@ -305,6 +306,7 @@ def run(preset: Preset, catalog: Catalog, *, steps: int | None,
         except MeasureOOM as exc:
             exc.partial = _record(preset, spec, dev, configs, True, command)
             raise
+        backend.recover()  # the next configuration starts from an empty cache
         if cm is None:
             break
         configs.append(cm)

@@ -93,7 +93,9 @@ class MLP(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.gate is not None:
             return self.down(F.silu(self.gate(x)) * self.up(x))
-        act = {"gelu": F.gelu, "relu": F.relu, "silu": F.silu}[self.kind]
+        acts: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+            "gelu": F.gelu, "relu": F.relu, "silu": F.silu}
+        act = acts[self.kind]
         return self.down(act(self.up(x)))
 
 
@@ -173,18 +175,22 @@ class ReferenceModel(nn.Module):
                     p.requires_grad_(False)
 
     def forward(self, ids: torch.Tensor, targets: torch.Tensor | None = None) -> torch.Tensor:
+        if self.head is not None and targets is None:
+            raise ValueError("a training step needs targets")
         x = self.tok(ids)
         if self.pos is not None:
             x = x + self.pos.weight[: ids.shape[1]]
         aux_loss: torch.Tensor | None = None
         for i, block in enumerate(self.blocks):
             x = checkpoint(block, x, use_reentrant=False) if self.ckpt else block(x)
-            if i == self.aux_at and self.aux_head is not None and self.aux_norm is not None:
+            if (i == self.aux_at and self.aux_head is not None and self.aux_norm is not None
+                    and targets is not None):
                 aux_logits = self.aux_head(self.aux_norm(x))
                 aux_loss = F.cross_entropy(aux_logits.float().flatten(0, 1), targets.flatten())
         x = self.norm(x)
         if self.head is None:
             return F.normalize(x.mean(dim=1), dim=-1)
+        assert targets is not None
         logits = self.head(x)
         loss = F.cross_entropy(logits.float().flatten(0, 1), targets.flatten())
         return loss if aux_loss is None else loss + 0.1 * aux_loss
