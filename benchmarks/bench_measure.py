@@ -1,12 +1,14 @@
 """Measurement figures: prints them, asserts nothing.
 
-    python benchmarks/bench_measure.py [--threads 2] [--steps 10] [--trials 6]
+    python benchmarks/bench_measure.py [--threads 1] [--steps 10] [--trials 6]
 
 1. Prediction error. For several reference transformers (the shipped ablation variants at a
    CPU-sized scale): `measure_preset` times N steps; the plan predicts an M = 10·N step run as
    M × the median step time; the run is then done (a fresh model, a short warm-up standing
    for the run's start-up, then M timed steps back to back) and the error printed. Target:
-   median error under 5 % on CPU. The torch thread count is set explicitly.
+   median error under 5 % on CPU. The torch thread count is set explicitly: one by default,
+   because on a machine shared with other work, OpenMP threads that outnumber the free cores
+   spin-wait on each other and make step times swing by several times.
 2. The time to count the FLOPs of one training step of a 1-billion-parameter transformer on
    the meta device (nothing allocated), against the analytic 6·params·tokens, and the time
    of its fake-tensor memory estimate.
@@ -110,7 +112,7 @@ def main() -> None:
     warnings.simplefilter("ignore")
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--threads", type=int, default=2, help="torch CPU threads (default 2)")
+    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
     p.add_argument("--steps", type=int, default=10, help="N, steps measured (default 10)")
     p.add_argument("--trials", type=int, default=6, help="configurations run (default 6)")
     args = p.parse_args()

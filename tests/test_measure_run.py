@@ -153,9 +153,9 @@ class FaultyCuda(Backend):
 
 
 def _hooked(preset: Preset, backend: FaultyCuda) -> Preset:
-    import planner.measure.runner as runner
+    import planner.measure.jobs as jobs
 
-    original = runner.reference_builder
+    original = jobs.reference_builder
 
     def builder(settings: dict, *, encoder: bool) -> Any:
         inner = original(settings, encoder=encoder)
@@ -167,16 +167,16 @@ def _hooked(preset: Preset, backend: FaultyCuda) -> Preset:
             return w
         return build
 
-    runner.reference_builder = builder  # restored by the caller
+    jobs.reference_builder = builder  # restored by the caller
     return preset
 
 
 def test_batch_search_on_the_cuda_path_recovers_from_an_injected_fault(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import planner.measure.runner as runner
+    import planner.measure.jobs as jobs
 
     backend = FaultyCuda(fail_above=3)
-    monkeypatch.setattr(runner, "reference_builder", runner.reference_builder)
+    monkeypatch.setattr(jobs, "reference_builder", jobs.reference_builder)
     preset = _hooked(tiny_preset(), backend)
     m = run(preset, load_catalog(), steps=2, progress=None, cancel=None, device="cpu",
             threads=1, source=None, command="", backend=backend)
@@ -194,10 +194,11 @@ def test_batch_search_on_the_cuda_path_recovers_from_an_injected_fault(
 
 
 def test_unrecoverable_out_of_memory_is_its_own_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import planner.measure.jobs as jobs
     import planner.measure.runner as runner
 
     backend = FaultyCuda(fail_above=3)
-    monkeypatch.setattr(runner, "reference_builder", runner.reference_builder)
+    monkeypatch.setattr(jobs, "reference_builder", jobs.reference_builder)
     preset = _hooked(tiny_preset(), backend)
     original = runner._Measurer._time
 

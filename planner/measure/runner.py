@@ -12,26 +12,24 @@ Inputs are always as long as the longest the run will see.
 
 from __future__ import annotations
 
-import json
 import statistics
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 import torch
 
 from planner.catalog import Card, Catalog
-from planner.errors import InputError
 from planner.matrix import memory_budget
 from planner.measure import MeasureOOM, MeasureProgress
 from planner.measure.backend import GIB, Backend, make_backend
 from planner.measure.flops import count_flops
+from planner.measure.jobs import Job, jobs
 from planner.measure.memory import Estimate, fake_estimate, forward_only, train_step
 from planner.measure.search import choose, largest_micro_batch
-from planner.measure.workloads import Builder, Workload, factory_builder, reference_builder
-from planner.measure_spec import MeasureSpec, resolve_reference
+from planner.measure.workloads import Workload
+from planner.measure_spec import MeasureSpec
 from planner.measured import require_spec, workload_fingerprint
 from planner.measurements import (
     BatchChoice,
@@ -47,21 +45,6 @@ from planner.preset import Preset
 from planner.scaling import card_rates, mfu_flags
 
 
-@dataclass
-class Job:
-    """One configuration to measure."""
-
-    name: str
-    factors: dict[str, Any]
-    build: Builder
-    training: bool
-    micro_batch: int
-    accumulation: int
-    seq_len: int
-    key: str = ""
-    ignored: list[str] = field(default_factory=list)
-
-
 class _Ticker:
     def __init__(self, total: int, callback: Callable[[MeasureProgress], None] | None) -> None:
         self.done, self.total, self.callback = 0, total, callback
@@ -70,47 +53,6 @@ class _Ticker:
         self.done = min(self.done + units, self.total)
         if self.callback is not None:
             self.callback(MeasureProgress(self.done, self.total, label))
-
-
-def _jobs(preset: Preset, spec: MeasureSpec, source: str | None) -> list[Job]:
-    kind = preset.campaign.kind
-    e, t = preset.embedding, preset.training
-    where = f"{kind}.measure"
-    if e is not None:
-        if spec.reference == "transformer":
-            raise InputError("an embedding campaign measures an encoder: reference = "
-                             "\"encoder\"", file=source, field=f"{where}.reference")
-        seq = min(e.lengths.max, e.truncation_tokens)
-        batch = max(1, e.token_budget // seq) if e.batching == "length-grouped" else e.batch_size
-        if spec.factory:
-            build = factory_builder(spec.factory, {}, dtype=spec.dtype, seq_len=seq,
-                                    options=spec.options, source=source,
-                                    field=f"{where}.factory")
-        else:
-            settings, _ = resolve_reference(spec.model_copy(update={"seq_len": seq}), {})
-            build = reference_builder(settings, encoder=True)
-        return [Job("embedding", {}, build, False, batch, 1, seq)]
-    assert t is not None
-    if spec.reference == "encoder":
-        raise InputError("a training campaign measures a training step: reference = "
-                         "\"transformer\"", file=source, field=f"{where}.reference")
-    entries = [("baseline", dict(t.baseline.factors), f"{kind}.baseline.factors")]
-    entries += [(v.name, {**t.baseline.factors, **v.changes}, f"{kind}.variants[{i}].changes")
-                for i, v in enumerate(t.variants)]
-    jobs = []
-    for name, factors, fld in entries:
-        if spec.factory:
-            build = factory_builder(spec.factory, factors, dtype=spec.dtype,
-                                    seq_len=spec.seq_len, options=spec.options, source=source,
-                                    field=f"{where}.factory")
-            jobs.append(Job(name, factors, build, True, t.micro_batch, t.accumulation,
-                            spec.seq_len))
-            continue
-        settings, ignored = resolve_reference(spec, factors, source=source, field=fld)
-        jobs.append(Job(name, factors, reference_builder(settings, encoder=False), True,
-                        t.micro_batch, t.accumulation, settings["seq_len"],
-                        key=json.dumps(settings, sort_keys=True), ignored=ignored))
-    return jobs
 
 
 class _Measurer:
@@ -278,7 +220,7 @@ def run(preset: Preset, catalog: Catalog, *, steps: int | None,
     """Measure every configuration of `preset`; see the module docstring."""
     spec = require_spec(preset, source)
     card = catalog.get(preset.campaign.card, file=source, field="campaign.card")
-    jobs = _jobs(preset, spec, source)
+    todo = jobs(preset, spec, source)
     backend = backend or make_backend(device, threads)
     dev = backend.describe(catalog)
     backend.precision(spec.dtype)
@@ -286,12 +228,12 @@ def run(preset: Preset, catalog: Catalog, *, steps: int | None,
     cancel = cancel or threading.Event()
     peak_tflops = (card_rates(catalog.cards[dev.card], spec.dtype).peak_tflops
                    if dev.card in catalog.cards else None)
-    ticker = _Ticker(len(jobs) * (1 + spec.warmup_steps + n), progress)
+    ticker = _Ticker(len(todo) * (1 + spec.warmup_steps + n), progress)
     m = _Measurer(backend, preset.campaign.card, card, memory_budget(card, preset.overheads),
                   spec.dtype, n, spec.warmup_steps, ticker, cancel, peak_tflops)
     configs: list[ConfigMeasurement] = []
     by_key: dict[str, ConfigMeasurement] = {}
-    for job in jobs:
+    for job in todo:
         if cancel.is_set():
             break
         if job.key and job.key in by_key:

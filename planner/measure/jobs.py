@@ -1,0 +1,70 @@
+"""The configurations a preset asks to measure, each with the builder of its workload."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from planner.errors import InputError
+from planner.measure.workloads import Builder, factory_builder, reference_builder
+from planner.measure_spec import MeasureSpec, resolve_reference
+from planner.preset import Preset
+
+
+@dataclass
+class Job:
+    """One configuration to measure."""
+
+    name: str
+    factors: dict[str, Any]
+    build: Builder
+    training: bool
+    micro_batch: int
+    accumulation: int
+    seq_len: int
+    key: str = ""
+    ignored: list[str] = field(default_factory=list)
+
+
+def jobs(preset: Preset, spec: MeasureSpec, source: str | None) -> list[Job]:
+    """The baseline and every variant (training), or one batch of the longest texts
+    (embedding). Identical reference workloads share a key and are measured once."""
+    kind = preset.campaign.kind
+    e, t = preset.embedding, preset.training
+    where = f"{kind}.measure"
+    if e is not None:
+        if spec.reference == "transformer":
+            raise InputError("an embedding campaign measures an encoder: reference = "
+                             "\"encoder\"", file=source, field=f"{where}.reference")
+        seq = min(e.lengths.max, e.truncation_tokens)
+        batch = max(1, e.token_budget // seq) if e.batching == "length-grouped" else e.batch_size
+        if spec.factory:
+            build = factory_builder(spec.factory, {}, dtype=spec.dtype, seq_len=seq,
+                                    options=spec.options, source=source,
+                                    field=f"{where}.factory")
+        else:
+            settings, _ = resolve_reference(spec.model_copy(update={"seq_len": seq}), {})
+            build = reference_builder(settings, encoder=True)
+        return [Job("embedding", {}, build, False, batch, 1, seq)]
+    assert t is not None
+    if spec.reference == "encoder":
+        raise InputError("a training campaign measures a training step: reference = "
+                         "\"transformer\"", file=source, field=f"{where}.reference")
+    entries = [("baseline", dict(t.baseline.factors), f"{kind}.baseline.factors")]
+    entries += [(v.name, {**t.baseline.factors, **v.changes}, f"{kind}.variants[{i}].changes")
+                for i, v in enumerate(t.variants)]
+    jobs = []
+    for name, factors, fld in entries:
+        if spec.factory:
+            build = factory_builder(spec.factory, factors, dtype=spec.dtype,
+                                    seq_len=spec.seq_len, options=spec.options, source=source,
+                                    field=f"{where}.factory")
+            jobs.append(Job(name, factors, build, True, t.micro_batch, t.accumulation,
+                            spec.seq_len))
+            continue
+        settings, ignored = resolve_reference(spec, factors, source=source, field=fld)
+        jobs.append(Job(name, factors, reference_builder(settings, encoder=False), True,
+                        t.micro_batch, t.accumulation, settings["seq_len"],
+                        key=json.dumps(settings, sort_keys=True), ignored=ignored))
+    return jobs
