@@ -48,11 +48,17 @@ def main(argv: Sequence[str]) -> int:
     """Entry point of `campaign-planner corpus ...`."""
     argv = list(argv)
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: campaign-planner corpus scan CORPUS [options]\n\n"
-              "Commands:\n  scan   measure a corpus (see `campaign-planner corpus scan -h`)")
+        print("usage: campaign-planner corpus {scan,size} CORPUS [options]\n\n"
+              "Commands:\n  scan   count documents and token lengths, compare batching\n"
+              "  size   largest token budget for the card, and throughput, on the longest "
+              "texts\n\nSee `campaign-planner corpus scan -h` and `corpus size -h`.")
         return 0 if argv else 2
+    if argv[0] == "size":
+        from planner.embed.sizing_cli import main as size_main
+
+        return size_main(argv[1:])
     if argv[0] != "scan":
-        raise InputError(f"unknown command {argv[0]!r}; known: scan", field="corpus")
+        raise InputError(f"unknown command {argv[0]!r}; known: scan, size", field="corpus")
     args = parser().parse_args(argv[1:])
     from planner.corpus_scan import scan
     from planner.loading import load_preset

@@ -21,6 +21,8 @@ class LongDoc(_Out):
     """Its id."""
     line: int
     """Line (Parquet: row) it starts on."""
+    offset: int = 0
+    """Byte offset of its record (Parquet: row index)."""
     tokens: int
     """Tokens before truncation."""
 

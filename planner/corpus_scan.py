@@ -72,7 +72,7 @@ def scan(path: str | Path, id_field: str, text_field: str, *, tokenizer: str,
     ids = IdCheck(p, id_field, text_field)
     original = lengths.OriginalOrder(batch_size)
     counts: dict[int, int] = {}
-    longest: list[tuple[int, int, str]] = []
+    longest: list[tuple[int, int, str, int]] = []
     empty_lines: list[int] = []
     empty = 0
     docs = 0
@@ -91,7 +91,7 @@ def scan(path: str | Path, id_field: str, text_field: str, *, tokenizer: str,
                 empty += 1
                 if len(empty_lines) < EMPTY_LINES:
                     empty_lines.append(rec.line)
-            item = (n, -rec.line, rec.id)
+            item = (n, -rec.line, rec.id, rec.offset)
             if len(longest) < LONGEST:
                 heapq.heappush(longest, item)
             elif item > longest[0]:
@@ -130,8 +130,8 @@ def scan(path: str | Path, id_field: str, text_field: str, *, tokenizer: str,
         lengths=TokenLengths(min=lo, p50=p50, p90=p90, p99=p99, max=max(hi, 1),
                              source=counter.source),
         histogram=histogram(counts),
-        longest=[LongDoc(id=rid, line=-neg, tokens=n)
-                 for n, neg, rid in sorted(longest, reverse=True)],
+        longest=[LongDoc(id=rid, line=-neg, offset=offset, tokens=n)
+                 for n, neg, rid, offset in sorted(longest, reverse=True)],
         batch_size=batch_size, token_budget=token_budget,
         strategies=[StrategyCount(strategy=b.strategy, batches=b.batches,
                                   useful_tokens=b.useful_tokens, padded_tokens=b.padded_tokens,

@@ -134,9 +134,12 @@ def load_bert(folder: Path) -> Bert:
 
     state = {k.removeprefix("bert."): v for k, v in load_file(str(weights)).items()}
     state = {k: v for k, v in state.items() if not k.startswith(IGNORED)}
-    model = Bert(cfg)
+    # Built on the meta device: random initialisation of weights about to be replaced would
+    # cost more than loading them.
+    with torch.device("meta"):
+        model = Bert(cfg)
     try:
-        missing, unexpected = model.load_state_dict(state, strict=False)
+        missing, unexpected = model.load_state_dict(state, strict=False, assign=True)
     except RuntimeError as exc:
         raise InputError(f"weights do not fit the config: {str(exc).splitlines()[0]}",
                          file=weights) from None
