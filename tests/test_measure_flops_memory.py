@@ -120,3 +120,14 @@ def test_factories_that_move_modules_work_under_fake_tensors() -> None:
 
     est = fake_estimate(build, 4, "fp32")
     assert est.weights == 4 * (16 * 16 + 16)
+
+
+def test_fake_tensor_estimate_of_adapters_counts_only_their_gradients_and_states() -> None:
+    spec = MeasureSpec(reference="transformer", d_model=64, layers=2, heads=4, seq_len=32,
+                       vocab=128, dtype="fp32")
+    settings, _ = resolve_reference(spec, {"lora_rank": 4, "lora_targets": "attn+mlp"})
+    counts = reference_params(settings)
+    est = fake_estimate(reference_builder(settings, encoder=False), 2, "fp32")
+    assert est.weights == 4 * counts.total
+    assert est.gradients == 4 * counts.trainable < est.weights / 4
+    assert est.optimizer == pytest.approx(8 * counts.trainable, rel=0.01)

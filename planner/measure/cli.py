@@ -191,8 +191,9 @@ def summary(m: Any) -> str:
                      f"{spread:>17} {est + format(c.memory.peak_gib, '.3f'):>9} "
                      f"{c.flops_per_step / 1e9:>11.2f} {tf:>7} {mfu:>5}")
         if c.same_as:
+            verb = "does" if len(c.ignored_factors) == 1 else "do"
             lines.append(f"    same workload as {c.same_as} ({', '.join(c.ignored_factors)} "
-                         "does not change the step)")
+                         f"{verb} not change the step)")
         if c.batch is not None:
             b = c.batch
             more = "+" if b.largest >= b.limit else ""

@@ -12,6 +12,7 @@ import contextlib
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -125,6 +126,36 @@ def fake_module_moves() -> Iterator[None]:
             setattr(nn.Module, name, fn)
 
 
+def _tracker() -> object:
+    """torch's MemTracker, able to track models with frozen parameters.
+
+    In torch 2.13 MemTracker registers a gradient hook on every parameter, which fails on a
+    frozen one (adapters, frozen encoders); this subclass hooks only the trainable ones.
+    """
+    from torch.distributed._tools.mem_tracker import MemTracker, _MemRefType
+
+    class Tracker(MemTracker):
+        def _track_module_params_and_buffers(self, module: torch.nn.Module,
+                                             install_grad_hooks: bool = True
+                                             ) -> tuple[int, int]:
+            out = super()._track_module_params_and_buffers(module, install_grad_hooks=False)
+            if not install_grad_hooks:
+                return out
+
+            def track(grad: torch.Tensor | None) -> None:
+                if grad is not None:
+                    self._update_and_maybe_create_winfos(grad, _MemRefType.GRAD)
+
+            for param in module.parameters():
+                if param.requires_grad and self._param_to_grad_hook_handles.get(param) is None:
+                    self._param_to_grad_hook_handles[param] = (
+                        param.register_hook(track),
+                        param.register_post_accumulate_grad_hook(lambda p: track(p.grad)))
+            return out
+
+    return Tracker()
+
+
 def _sum(snap: dict, *keys: str) -> int:
     return int(sum(snap.get(k, 0) for k in keys))
 
@@ -137,14 +168,13 @@ def fake_estimate(build: Builder, micro_batch: int, dtype: str,
     With accumulation, two micro-batches run so the gradients held between them count.
     """
     from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.distributed._tools.mem_tracker import MemTracker
 
     with quiet(), FakeTensorMode():
         device = torch.device("cpu")
         with fake_module_moves():
             w = build(device)
         batch = w.make_batch(micro_batch)
-        mt = MemTracker()
+        mt: Any = _tracker()
         mt.track_external(w.model, *(x for x in (w.optimizer,) if x is not None),
                           *(t for t in batch if isinstance(t, torch.Tensor)))
         peaks: list[int] = []
