@@ -232,6 +232,21 @@ def wrong_factory(factors: dict, **_: Any) -> str:
     return "model"
 
 
+class _Dict(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x: Any) -> dict:
+        return {"loss": self.lin(x).sum()}
+
+
+def dict_factory(factors: dict, *, device: Any, **_: Any) -> tuple:
+    model = _Dict().to(device)
+    return model, torch.optim.SGD(model.parameters(), lr=0.1), lambda b: (
+        torch.randn(b, 4, device=device),)
+
+
 def test_factory_receives_each_configurations_factors() -> None:
     preset = tiny_preset(reference=None, factory="tests.test_measure_run:build_mlp",
                          options={"width": 8})
@@ -246,6 +261,8 @@ def test_factory_receives_each_configurations_factors() -> None:
     ("tests.test_measure_run:missing", "has no function 'missing'"),
     ("tests.test_measure_run:broken_factory", "failed: RuntimeError: no such checkpoint"),
     ("tests.test_measure_run:wrong_factory", "must return (model, optimizer or None"),
+    ("tests.test_measure_run:dict_factory", "model failed in a step: TypeError: the model "
+                                            "returned dict, not a tensor"),
 ])
 def test_bad_factories_are_input_errors(factory: str, message: str) -> None:
     preset = tiny_preset(reference=None, factory=factory)

@@ -25,6 +25,8 @@ class Job:
     seq_len: int
     key: str = ""
     ignored: list[str] = field(default_factory=list)
+    factory: str = ""
+    """The preset field naming the user's factory (its failures are the user's input)."""
 
 
 def jobs(preset: Preset, spec: MeasureSpec, source: str | None) -> list[Job]:
@@ -46,7 +48,8 @@ def jobs(preset: Preset, spec: MeasureSpec, source: str | None) -> list[Job]:
         else:
             settings, _ = resolve_reference(spec.model_copy(update={"seq_len": seq}), {})
             build = reference_builder(settings, encoder=True)
-        return [Job("embedding", {}, build, False, batch, 1, seq)]
+        return [Job("embedding", {}, build, False, batch, 1, seq,
+                    factory=f"{where}.factory" if spec.factory else "")]
     assert t is not None
     if spec.reference == "encoder":
         raise InputError("a training campaign measures a training step: reference = "
@@ -61,7 +64,7 @@ def jobs(preset: Preset, spec: MeasureSpec, source: str | None) -> list[Job]:
                                     seq_len=spec.seq_len, options=spec.options, source=source,
                                     field=f"{where}.factory")
             jobs.append(Job(name, factors, build, True, t.micro_batch, t.accumulation,
-                            spec.seq_len))
+                            spec.seq_len, factory=f"{where}.factory"))
             continue
         settings, ignored = resolve_reference(spec, factors, source=source, field=fld)
         jobs.append(Job(name, factors, reference_builder(settings, encoder=False), True,

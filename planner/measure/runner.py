@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from planner.catalog import Card, Catalog
+from planner.errors import InputError
 from planner.matrix import memory_budget
 from planner.measure import MeasureOOM, MeasureProgress
 from planner.measure.backend import GIB, Backend, make_backend
@@ -248,6 +249,15 @@ def run(preset: Preset, catalog: Catalog, *, steps: int | None,
         except MeasureOOM as exc:
             exc.partial = _record(preset, spec, dev, configs, True, command)
             raise
+        except (InputError, *backend.oom_errors):
+            raise
+        except Exception as exc:
+            if not job.factory:
+                raise
+            # The user's model failed inside a step: bad input, said in one line.
+            raise InputError(f"{job.name}: the factory's model failed in a step: "
+                             f"{type(exc).__name__}: {exc}".splitlines()[0], file=source,
+                             field=job.factory) from None
         backend.recover()  # the next configuration starts from an empty cache
         if cm is None:
             break
