@@ -126,7 +126,7 @@ def render_scan(s: CorpusScan) -> str:
     lines += ["", f"Batching (truncation {s.truncation_tokens}; original: {s.batch_size} per "
                   f"batch; grouped: {s.token_budget:,} padded tokens per batch)",
               "  strategy         batches    useful tokens    padded tokens   padding"]
-    for b in s.strategies:
-        lines.append(f"  {b.strategy:<15} {b.batches:>8,}  {b.useful_tokens:>15,}  "
-                     f"{b.padded_tokens:>15,}  {b.padding_fraction:>7.1%}")
+    for st in s.strategies:
+        lines.append(f"  {st.strategy:<15} {st.batches:>8,}  {st.useful_tokens:>15,}  "
+                     f"{st.padded_tokens:>15,}  {st.padding_fraction:>7.1%}")
     return "\n".join(lines)

@@ -129,3 +129,20 @@ def test_plans_without_the_new_fields_still_read(tmp_path: Path) -> None:
     (out / "old.toml").write_text(tomli_w.dumps(data))
     plan = read_plan(out / "old.toml")
     assert plan.embedding is not None and plan.embedding.corpus is None
+
+
+def test_corpus_path_is_recorded_from_the_plan_folder(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from planner.embed.worker import resolve
+
+    corpus(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["--preset", str(preset(tmp_path)), "--corpus", "corpus.jsonl", "--out",
+                 "plans/emb"]) == 0
+    plan = read_plan(tmp_path / "plans/emb/plan.toml")
+    assert plan.embedding is not None and plan.embedding.corpus is not None
+    assert plan.embedding.corpus.path == "../../corpus.jsonl"
+    monkeypatch.chdir(tmp_path / "plans")
+    job = resolve("emb/plan.toml", part=(1, 2))
+    assert job.corpus.resolve() == (tmp_path / "corpus.jsonl").resolve()
+    assert [s.index for s in job.shards] == [1, 3]

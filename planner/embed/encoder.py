@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from planner.corpus_tokens import file_sha256, find_model_dir
 from planner.errors import InputError
@@ -57,7 +57,7 @@ class Encoder:
             raise InputError(f"unknown dtype {dtype!r}; use one of {', '.join(DTYPES)}",
                              field="--dtype")
         self.device = pick_device(device)
-        self.dtype = dtype
+        self.dtype: Literal["fp32", "bf16", "fp16"] = dtype  # type: ignore[assignment]
         self.pooling, self.normalization, self.truncation = pooling, normalization, truncation
         self.model_sha256 = file_sha256(folder / "model.safetensors")
         self.tokenizer_sha256 = file_sha256(tok_file)

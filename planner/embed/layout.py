@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -125,24 +126,28 @@ def for_preset(preset: Preset, source: str, corpus: str, id_field: str, text_fie
             if (Path(out) / name).exists() and not force:
                 raise InputError("already exists; pass --force to overwrite it",
                                  file=Path(out) / name, field="--out")
-    return build(corpus, preset.embedding, id_field, text_field)
+    # The worker finds the corpus relative to plan.toml: record the path from there.
+    ref = (os.path.relpath(Path(corpus).resolve(), Path(out).resolve())
+           if out and not Path(corpus).is_absolute() else corpus)
+    return build(corpus, preset.embedding, id_field, text_field, recorded=ref)
 
 
 def build(corpus: str | Path, e: Embedding, id_field: str, text_field: str, *,
-          progress: bool = True) -> Layout:
+          progress: bool = True, recorded: str | None = None) -> Layout:
     """Scan the corpus with the campaign's tokenizer and lay it out as the preset says."""
     folder = Path(tempfile.mkdtemp(prefix="campaign-planner-layout-"))
     # The files wait here until installed next to plan.toml; whatever is left goes at exit.
     atexit.register(shutil.rmtree, folder, True)
     try:
-        return _build(Path(corpus), e, id_field, text_field, folder, progress)
+        return _build(Path(corpus), e, id_field, text_field, folder, progress,
+                      recorded or str(corpus))
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
 
 
 def _build(corpus: Path, e: Embedding, id_field: str, text_field: str, folder: Path,
-           progress: bool) -> Layout:
+           progress: bool, recorded: str) -> Layout:
     grouped = e.batching == "length-grouped"
     trunc = e.truncation_tokens
     buckets = Buckets(folder)
@@ -189,7 +194,7 @@ def _build(corpus: Path, e: Embedding, id_field: str, text_field: str, folder: P
     from planner.corpus_tokens import file_sha256
 
     sl = ShardList(
-        ids_file=IDS_NAME, ids_sha256=file_sha256(ids_path), corpus=str(corpus),
+        ids_file=IDS_NAME, ids_sha256=file_sha256(ids_path), corpus=recorded,
         corpus_format=result.format, corpus_bytes=result.bytes, id_field=id_field,
         text_field=text_field, strategy=e.batching, batch_size=e.batch_size,
         token_budget=e.token_budget, truncation_tokens=trunc,

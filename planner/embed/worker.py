@@ -102,7 +102,7 @@ def resolve(plan_path: str | Path, *, versions: list[int] | None = None,
 
 def _corpus_path(given: str, plan_dir: Path) -> Path:
     p = Path(given).expanduser()
-    for candidate in (p, plan_dir / p) if not p.is_absolute() else (p,):
+    for candidate in (plan_dir / p, p) if not p.is_absolute() else (p,):
         if candidate.is_file():
             return candidate
     raise InputError("corpus not found here: pass --corpus PATH to point at it", file=given,
