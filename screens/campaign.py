@@ -74,7 +74,8 @@ class CampaignScreen(PlannerScreen):
                            RadioButton("custom hours"), id="window", compact=True)
         with Grid(id="campaign-grid"):
             yield from _rows()
-        yield Label("Card model: Enter or click to choose", classes="title", id="cards-title")
+        yield Label("Card model: Enter or click (figures stay as entered; 5 Compare scales "
+                    "them)", classes="title", id="cards-title")
         table = CardTable(id="cards", cursor_type="row", zebra_stripes=True)
         yield table
 

@@ -13,29 +13,28 @@ from textual.widgets import DataTable, Label, Static
 
 from planner.compare import DEFAULT_CARDS, CardComparison, compare_cards
 from planner.errors import InputError
+from planner.estimates import analytic_on, entered_on, with_card
+from planner.preset import Preset
 from screens import state
 from screens.base import PlannerScreen
 from screens.state import Workspace
 from screens.widgets.form import FieldRow
 
 
-def per_config(rows: list[CardComparison]) -> str:
-    """Memory headroom and step time of each configuration on each card."""
+def per_config(table: DataTable[Any], rows: list[CardComparison]) -> None:
+    """Fill `table`: memory headroom and step time of each configuration on each card."""
+    table.clear(columns=True)
     planned = [r for r in rows if r.planned and r.configs]
     if not planned:
-        return ""
-    names = [c.config for c in planned[0].configs]
-    width = max(len("config"), *(len(n) for n in names))
-    head = f"{'config':<{width}} " + " ".join(f"{r.card:>13}" for r in planned)
-    lines = [head]
-    for i, name in enumerate(names):
-        cells = []
+        return
+    table.add_columns("config", *(r.card for r in planned))
+    for i, c in enumerate(planned[0].configs):
+        cells: list[Any] = []
         for r in planned:
-            c = r.configs[i]
-            cells.append(f"{c.headroom_gib:+6.1f}G {c.step_time_s:5.3g}s"
-                         + ("" if c.fits else "✗"))
-        lines.append(f"{name:<{width}} " + " ".join(f"{cell:>13}" for cell in cells))
-    return "\n".join(lines)
+            on = r.configs[i]
+            cells.append(Text(f"{on.headroom_gib:+.1f} GiB {on.step_time_s:.3g} s"
+                              + ("" if on.fits else " ✗"), "" if on.fits else "red"))
+        table.add_row(c.config, *cells)
 
 
 class CompareScreen(PlannerScreen):
@@ -62,7 +61,7 @@ class CompareScreen(PlannerScreen):
             yield DataTable(id="comparison", cursor_type="row", zebra_stripes=True)
             yield Label("Per configuration: memory headroom under the budget, step time "
                         "(✗ does not fit)", classes="section")
-            yield Static("", id="per-config", markup=False)
+            yield DataTable(id="per-config", show_cursor=False, zebra_stripes=True)
             yield Label("Provenance of the figures", classes="section")
             yield Static("", id="compare-provenance", markup=False)
 
@@ -70,6 +69,8 @@ class CompareScreen(PlannerScreen):
         self.query_one("#comparison", DataTable).add_columns(
             " ", "card", "memory", "fit", "last ends", "util", "cost", "name")
         super().on_mount()
+        # Focusing the table scrolls the page to it; keep the cards field in sight.
+        self.call_after_refresh(self.query_one("#compare").scroll_home, animate=False)
 
     def _keys(self, ws: Workspace) -> list[str]:
         keys = [k for k in self.cards if k]
@@ -91,7 +92,7 @@ class CompareScreen(PlannerScreen):
         message.update(f"{ws.preset.campaign.cards} cards × {ws.preset.campaign.hours:g} h "
                        f"on each card model; figures: {source}. Enter plans on the selected one.")
         self._table(ws, rows)
-        self.query_one("#per-config", Static).update(per_config(rows))
+        per_config(self.query_one("#per-config", DataTable), rows)
         self.query_one("#compare-provenance", Static).update("\n".join(
             f"{r.card}: {'; '.join(r.provenance) if r.planned else r.error}" for r in rows))
 
@@ -121,9 +122,21 @@ class CompareScreen(PlannerScreen):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        if event.row_key.value is not None:
-            self.planner.edit("campaign", card=event.row_key.value)
-            self.notify(f"Planning on {event.row_key.value}")
+        key = event.row_key.value
+        if key is None or key == self.planner.workspace.preset.campaign.card:
+            return
+        ws, catalog = self.planner.workspace, self.planner.catalog
+
+        # The campaign moves to the card with its figures as compared: scaled from the
+        # preset's card (or analytic), so the plan shows what the row showed.
+        def moved(p: Preset) -> Preset:
+            if ws.measurements is not None:
+                return with_card(p, key)
+            return analytic_on(p, key, catalog) if self.analytic else entered_on(p, key,
+                                                                                 catalog)
+
+        if self.planner.attempt(moved):
+            self.notify(f"Planning on {key}, figures as compared")
 
     def _set_cards(self, keys: list[str]) -> None:
         self.cards = keys

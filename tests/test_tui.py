@@ -307,3 +307,22 @@ def test_cli_opens_the_ui_on_any_preset(monkeypatch: pytest.MonkeyPatch) -> None
     assert seen["out_dir"] == "somewhere" and seen["contact"] == ("Ada", "ada@example.org")
     # Bad input is refused before anything is drawn.
     assert cli_main(["--tui", "--contact-name", "Ada"]) == 2
+
+
+async def test_compare_then_plan_on_the_card_shown() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("5")
+        await pilot.pause()
+        table = app.screen.query_one("#comparison", DataTable)
+        row = table.get_row("l40s")
+        assert str(row[3]) == "18/18"
+        table.move_cursor(row=table.get_row_index("l40s"))
+        await pilot.press("enter")
+        await pilot.pause()
+        plan = app.workspace.plan
+        assert plan.campaign.card == "l40s" and plan.summary.matrix_runs_fit == 18
+        assert plan.assumptions.figures[0].step_time_s.label() == (
+            "scaled from NVIDIA RTX A6000")
+        await type_into(pilot, "#f-compare-cards Input", "a40, nosuchcard")
+        assert "nosuchcard" in str(app.screen.query_one("#compare-message").render())
