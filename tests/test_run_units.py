@@ -146,3 +146,21 @@ def test_processes_outliving_their_shell_end_before_the_run_does(tmp_path: Path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert time.monotonic() - started < 20
     assert h.campaign_pids(plan_path.parent) == []  # the stray sleep was killed
+
+
+def test_leftovers_are_killed_only_when_they_carry_the_run_id() -> None:
+    import subprocess
+
+    from planner.run.procs import kill_leftovers
+
+    env = {**os.environ, "CAMPAIGN_RUN_ID": "r1"}
+    mine = subprocess.Popen(["sleep", "30"], env=env, start_new_session=True)
+    other = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        assert kill_leftovers(other.pid, "r1") == 0  # same kind of group, another program
+        assert kill_leftovers(mine.pid, "r2") == 0
+        assert kill_leftovers(mine.pid, "r1") == 1
+        assert mine.wait(5) == -9 and other.poll() is None
+    finally:
+        other.kill()
+        other.wait()

@@ -22,7 +22,15 @@ from typing import Any, TextIO
 from planner.plan import Plan, Run
 from planner.run.journal import History, Journal, RunRecord, Workspace
 from planner.run.params import check_manifest, run_fingerprint, write_manifest
-from planner.run.procs import SHIM, alive, identity, launch_mode, run_env, signal_group
+from planner.run.procs import (
+    SHIM,
+    alive,
+    identity,
+    kill_leftovers,
+    launch_mode,
+    run_env,
+    signal_group,
+)
 from planner.run.status import span
 
 
@@ -55,7 +63,6 @@ class Executor:
         self.stop_signal: int | None = None
         self.kill_now = False
 
-    # -- bookkeeping ---------------------------------------------------------------------
     def say(self, message: str) -> None:
         print(f"{time.strftime('%H:%M:%S')}  {message}", file=self.out, flush=True)
 
@@ -69,7 +76,6 @@ class Executor:
     def event(self, ev: str, **fields: Any) -> None:
         self.history.apply(self.journal.append(ev, **fields))
 
-    # -- the loop ------------------------------------------------------------------------
     def run(self) -> int:
         """Run until every run has finished or failed, or a signal stops it; the exit code."""
         previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT,
@@ -237,7 +243,7 @@ class Executor:
         recorded, code = self._exit_code(a)
         if not recorded and a.process.get("pid"):
             # The launcher died without a record: make sure nothing of the run lives on.
-            signal_group(a.process["pid"], signal.SIGKILL)
+            kill_leftovers(a.process["pid"], rid)
         took = span(time.time() - a.started)
         if code == 0:
             outcome = "finished"

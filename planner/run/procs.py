@@ -106,3 +106,28 @@ def signal_group(pid: int, sig: signal.Signals) -> None:
     """Signal the run's whole process group (the launcher leads it)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, sig)
+
+
+def kill_leftovers(pgid: int, run_id: str) -> int:
+    """SIGKILL what is left of a run whose launcher died without a record: processes of
+    its group that carry its run id. Checking both keeps a reused pid number safe."""
+    marker = f"CAMPAIGN_RUN_ID={run_id}".encode()
+    killed = 0
+    try:
+        entries = list(Path("/proc").iterdir())
+    except OSError:
+        return 0
+    for entry in entries:
+        if not entry.name.isdigit():
+            continue
+        try:
+            raw = (entry / "stat").read_text()
+            if int(raw[raw.rfind(")") + 2:].split()[2]) != pgid:
+                continue
+            if marker not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            os.kill(int(entry.name), signal.SIGKILL)
+            killed += 1
+        except (OSError, ValueError, IndexError):
+            continue
+    return killed
