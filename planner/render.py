@@ -17,6 +17,15 @@ def hours(h: float) -> str:
     return f"{h:.1f} h ({span})"
 
 
+def seconds(x: float) -> str:
+    """A step time: `3.60 s`, or milliseconds / microseconds when it is short."""
+    if x >= 0.1:
+        return f"{x:.2f} s"
+    if x >= 1e-4:
+        return f"{x * 1e3:.2f} ms"
+    return f"{x * 1e6:.1f} µs"
+
+
 def gib(x: float) -> str:
     """A size in GiB, through humanize."""
     return humanize.naturalsize(x * 2**30, binary=True, format="%.1f")
@@ -108,7 +117,7 @@ def _table(plan: Plan) -> str:
         mb = f" (mb {f.micro_batch}×{f.accumulation})" if f.micro_batch != figs[
             "baseline"].micro_batch and f.fits else ""
         rows.append(f"  {row.variant:<{width}}  {cells}  {peak:<14}  "
-                    f"{f.step_time_s.value:.2f} s  {f.step_time_s.label()}{mb}")
+                    f"{seconds(f.step_time_s.value):>7}  {f.step_time_s.label()}{mb}")
     return "\n".join(rows)
 
 
