@@ -107,8 +107,9 @@ def _table(plan: Plan) -> str:
     figs = {f.config: f for f in plan.assumptions.figures}
     seeds = sorted({x for row in s.table for x in row.complete_seeds + row.missing_seeds})
     width = max(len("variant"), *(len(r.variant) for r in s.table))
+    peak_head = f"peak / {gib(plan.assumptions.memory_budget_gib)}"
     head = (f"  {'variant':<{width}}  " + " ".join(f"s{x:<3}" for x in seeds)
-            + f"  peak / {gib(plan.assumptions.memory_budget_gib)}   step     source")
+            + f"  {peak_head:<16}  {'step':>9}  source")
     rows = [head]
     for row in s.table:
         f = figs[row.variant]
@@ -116,8 +117,8 @@ def _table(plan: Plan) -> str:
         peak = gib(f.planned_peak_gib) + ("" if f.fits else " ✗")
         mb = f" (mb {f.micro_batch}×{f.accumulation})" if f.micro_batch != figs[
             "baseline"].micro_batch and f.fits else ""
-        rows.append(f"  {row.variant:<{width}}  {cells}  {peak:<14}  "
-                    f"{seconds(f.step_time_s.value):>7}  {f.step_time_s.label()}{mb}")
+        rows.append(f"  {row.variant:<{width}}  {cells}  {peak:<16}  "
+                    f"{seconds(f.step_time_s.value):>9}  {f.step_time_s.label()}{mb}")
     return "\n".join(rows)
 
 
