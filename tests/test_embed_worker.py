@@ -72,10 +72,20 @@ def exported(folder: Path) -> dict[str, np.ndarray]:
 
 
 def direct(texts: list[str], truncation: int = 64) -> np.ndarray:
+    """Each text alone through the model (no padding, no batching, no shards), then mean
+    pooling and L2 normalization written out here with numpy."""
+    import torch
+
     from planner.embed.encoder import Encoder
 
     enc = Encoder(MINILM, MINILM, truncation, "mean", "l2", device="cpu")
-    return np.stack([enc.encode([t])[0] for t in texts])
+    out = []
+    for ids in enc.tokenize(texts):
+        with torch.inference_mode():
+            tokens = enc.net(torch.tensor([ids]), torch.ones((1, len(ids)), dtype=torch.long))
+        v = tokens[0].numpy().mean(axis=0)
+        out.append(v / max(float(np.linalg.norm(v)), 1e-12))
+    return np.stack(out)
 
 
 def test_encoder_matches_sentence_transformers() -> None:
@@ -179,3 +189,17 @@ def test_killed_partway_and_restarted_every_id_exactly_once(tmp_path: Path) -> N
     vectors = exported(tmp_path)
     assert sorted(vectors) == sorted(texts)
     assert subprocess.run([*cmd[:-1], "--check"], capture_output=True).returncode == 0
+
+
+def test_pooling_ignores_padding() -> None:
+    import torch
+
+    from planner.embed.encoder import pool
+
+    tokens = torch.tensor([[[1.0, 2.0], [3.0, -4.0], [100.0, 100.0]],
+                           [[5.0, 6.0], [-7.0, 8.0], [9.0, -10.0]]])
+    mask = torch.tensor([[1, 1, 0], [1, 1, 1]])
+    assert torch.allclose(pool(tokens, mask, "mean"), torch.tensor([[2.0, -1.0], [7 / 3, 4 / 3]]))
+    assert pool(tokens, mask, "cls").tolist() == [[1.0, 2.0], [5.0, 6.0]]
+    assert pool(tokens, mask, "max").tolist() == [[3.0, 2.0], [9.0, 8.0]]
+    assert pool(tokens, mask, "last").tolist() == [[3.0, -4.0], [9.0, -10.0]]
