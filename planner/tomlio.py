@@ -37,6 +37,12 @@ def parse_toml(raw: bytes | str, path: str | Path) -> dict[str, Any]:
         raise InputError(f"not valid TOML: {exc}", file=path) from None
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: str | Path, text: str, *, force: bool = False) -> None:
     """Write `text` to `path` via a temporary file and rename, so a reader never sees half.
 
@@ -48,6 +54,9 @@ def write_atomic(path: str | Path, text: str, *, force: bool = False) -> None:
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
     try:
+        # mkstemp creates the file private (0600); a plan is an ordinary file, so give it
+        # the mode a plain open() would under the user's umask.
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
             fh.flush()

@@ -163,3 +163,15 @@ def test_python_dash_m(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "planner", "presets"], capture_output=True,
                           text=True, cwd=tmp_path, check=False)
     assert proc.returncode == 0 and "ablation-7d" in proc.stdout
+
+
+def test_exports_get_ordinary_file_modes(tmp_path: Path) -> None:
+    import os
+
+    out = tmp_path / "m"
+    assert run("--out", str(out)) == 0
+    mask = os.umask(0)
+    os.umask(mask)
+    for name in ("plan.toml", "order.toml"):
+        assert (out / name).stat().st_mode & 0o777 == 0o666 & ~mask
+    assert not list(out.glob(".*.tmp")), "no temporary file left behind"
