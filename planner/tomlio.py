@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 import tomllib
@@ -37,7 +38,10 @@ def parse_toml(raw: bytes | str, path: str | Path) -> dict[str, Any]:
         raise InputError(f"not valid TOML: {exc}", file=path) from None
 
 
+@functools.cache
 def _umask() -> int:
+    # Reading the umask means setting it; doing that once keeps it out of reach of threads
+    # writing files at the same time (the terminal UI exports from a worker).
     mask = os.umask(0)
     os.umask(mask)
     return mask
