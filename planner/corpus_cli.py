@@ -62,18 +62,14 @@ def main(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv[1:])
     from planner.corpus_scan import scan
     from planner.loading import load_preset
-    from planner.tomlio import write_atomic
+    from planner.tomlio import refuse_existing, write_atomic
 
     preset, source = load_preset(args.preset)
     e = preset.embedding
     if e is None:
         raise InputError("not an embedding preset", file=source, field="campaign.kind")
     if args.out:
-        from pathlib import Path
-
-        if Path(args.out).exists() and not args.force:
-            raise InputError("already exists; pass --force to overwrite it", file=args.out,
-                             field="--out")
+        refuse_existing([args.out], force=args.force)
     result = scan(args.corpus, args.id_field, args.text_field,
                   tokenizer=args.tokenizer or e.tokenizer, truncation=e.truncation_tokens,
                   batch_size=e.batch_size, token_budget=e.token_budget,

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import tomli_w
 from pydantic import ValidationError
 
 from planner.errors import InputError, from_validation
 from planner.order import Order
 from planner.plan import Plan
-from planner.tomlio import read_toml, write_atomic
+from planner.tomlio import dumps, read_toml, write_all
 
 HEADER_PLAN = ("# campaign-planner plan: runs in plan order, times in hours from the window's "
                "start.\n# Run it on the rented machine; every figure's provenance is in "
@@ -19,24 +17,14 @@ HEADER_PLAN = ("# campaign-planner plan: runs in plan order, times in hours from
 HEADER_ORDER = "# campaign-planner rental order matching the plan with the same plan_id.\n\n"
 
 
-def _clean(value: Any) -> Any:
-    # TOML has no null: absent optional values are left out rather than invented.
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_clean(v) for v in value if v is not None]
-    return value
-
-
 def plan_toml(plan: Plan) -> str:
     """`plan.toml` text; the same plan always gives the same bytes."""
-    data = _clean(plan.model_dump(mode="json"))
-    return HEADER_PLAN + tomli_w.dumps(data)
+    return HEADER_PLAN + dumps(plan.model_dump(mode="json"))
 
 
 def order_toml(order: Order) -> str:
     """`order.toml` text."""
-    return HEADER_ORDER + tomli_w.dumps({"order": _clean(order.model_dump(mode="json"))})
+    return HEADER_ORDER + dumps({"order": order.model_dump(mode="json")})
 
 
 def write_exports(out_dir: str | Path, plan: Plan, order: Order, *,
@@ -47,13 +35,7 @@ def write_exports(out_dir: str | Path, plan: Plan, order: Order, *,
     if out.exists() and not out.is_dir():
         raise InputError("exists and is not a folder", file=out, field="--out")
     targets = [(out / "plan.toml", plan_toml(plan)), (out / "order.toml", order_toml(order))]
-    if not force:
-        for path, _ in targets:
-            if path.exists():
-                raise InputError("already exists; pass --force to overwrite it", file=path,
-                                 field="--out")
-    for path, text in targets:
-        write_atomic(path, text, force=True)
+    write_all(targets, force=force)
     return [p for p, _ in targets]
 
 

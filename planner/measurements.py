@@ -9,13 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-import tomli_w
 from pydantic import ConfigDict, Field, ValidationError
 
 from planner.catalog import Dtype
 from planner.errors import InputError, from_validation
 from planner.model import Strict
-from planner.tomlio import read_toml
+from planner.tomlio import dumps, read_toml
 
 FORMAT: Literal[1] = 1
 Value = str | int | float | bool
@@ -227,17 +226,9 @@ class MeasuredFrom(Strict):
     """The measurement was stopped early."""
 
 
-def _clean(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_clean(v) for v in value if v is not None]
-    return value
-
-
 def measurements_toml(m: Measurements) -> str:
     """The text of `measurements.toml`."""
-    return HEADER + tomli_w.dumps(_clean(m.model_dump(mode="json")))
+    return HEADER + dumps(m.model_dump(mode="json"))
 
 
 def load_measurements(path: str | Path) -> Measurements:

@@ -6,6 +6,7 @@ import functools
 import os
 import tempfile
 import tomllib
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,42 @@ def read_toml(path: str | Path) -> dict[str, Any]:
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", file=p) from None
     return parse_toml(raw, p)
+
+
+def drop_none(value: Any) -> Any:
+    """`value` with None entries left out: TOML has no null, and absent optional values are
+    left out rather than invented."""
+    if isinstance(value, dict):
+        return {k: drop_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [drop_none(v) for v in value if v is not None]
+    return value
+
+
+def dumps(data: dict[str, Any]) -> str:
+    """TOML text of `data`, None entries left out."""
+    import tomli_w
+
+    return tomli_w.dumps(drop_none(data))
+
+
+def refuse_existing(paths: Iterable[str | Path], *, force: bool, field: str = "--out") -> None:
+    """Raise for the first path that already exists, unless `force`: an existing output is
+    never replaced silently."""
+    if force:
+        return
+    for path in paths:
+        if Path(path).exists():
+            raise InputError("already exists; pass --force to overwrite it", file=path,
+                             field=field)
+
+
+def write_all(files: Sequence[tuple[Path, str]], *, force: bool, field: str = "--out") -> None:
+    """Write several files atomically, or none of them when one would replace an existing
+    file without `force`."""
+    refuse_existing([p for p, _ in files], force=force, field=field)
+    for path, text in files:
+        write_atomic(path, text, force=True)
 
 
 def parse_toml(raw: bytes | str, path: str | Path) -> dict[str, Any]:

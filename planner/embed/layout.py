@@ -24,7 +24,7 @@ from planner.embed.shardlist import IDS_NAME, LIST_NAME, Shard, ShardList, list_
 from planner.embedding_spec import Embedding
 from planner.errors import InputError
 from planner.preset import Preset
-from planner.tomlio import write_atomic
+from planner.tomlio import refuse_existing, write_atomic
 
 FLUSH_BYTES = 64 << 20
 
@@ -93,10 +93,7 @@ class Layout:
 
 def check_free(out: Path, *, force: bool) -> None:
     """Refuse to overwrite an existing shard list without `force`."""
-    for name in (LIST_NAME, IDS_NAME):
-        if (out / name).exists() and not force:
-            raise InputError("already exists; pass --force to overwrite it", file=out / name,
-                             field="--out")
+    refuse_existing([out / LIST_NAME, out / IDS_NAME], force=force)
 
 
 def _batches(lines: Iterator[tuple[int, bytes]], grouped: bool, batch_size: int,
@@ -122,10 +119,7 @@ def for_preset(preset: Preset, source: str, corpus: str, id_field: str, text_fie
                          field="campaign.kind")
     if out:
         check_free(Path(out), force=force)
-        for name in ("plan.toml", "order.toml"):
-            if (Path(out) / name).exists() and not force:
-                raise InputError("already exists; pass --force to overwrite it",
-                                 file=Path(out) / name, field="--out")
+        refuse_existing([Path(out) / "plan.toml", Path(out) / "order.toml"], force=force)
     # The worker finds the corpus relative to plan.toml: record the path from there.
     ref = (os.path.relpath(Path(corpus).resolve(), Path(out).resolve())
            if out and not Path(corpus).is_absolute() else corpus)

@@ -7,11 +7,11 @@ import argparse
 import shlex
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 import humanize
 
 from planner.errors import InputError
+from planner.tomlio import refuse_existing
 
 
 def parser() -> argparse.ArgumentParser:
@@ -49,9 +49,8 @@ def main(argv: Sequence[str]) -> int:
     args = parser().parse_args(list(argv))
     if args.steps < 1:
         raise InputError("must be at least 1", field="--steps")
-    if args.out and Path(args.out).exists() and not args.force:
-        raise InputError("already exists; pass --force to overwrite it", file=args.out,
-                         field="--out")
+    if args.out:
+        refuse_existing([args.out], force=args.force)
     from planner.catalog import load_catalog
     from planner.corpus_scan import scan
     from planner.loading import load_preset

@@ -131,12 +131,10 @@ def main(argv: Sequence[str]) -> int:
     from planner.catalog import load_catalog
     from planner.loading import load_preset
     from planner.measurements import measurements_toml
-    from planner.tomlio import write_atomic
+    from planner.tomlio import refuse_existing, write_atomic
 
     out = Path(args.out)
-    if out.exists() and not args.force:
-        raise InputError("already exists; pass --force to overwrite it", file=out,
-                         field="--out")
+    refuse_existing([out], force=args.force)
     if out.is_dir():
         raise InputError("is a folder; give a file name", file=out, field="--out")
     preset, source = load_preset(args.preset)

@@ -14,11 +14,10 @@ import shlex
 from functools import partial
 from pathlib import Path
 
-from planner.errors import InputError
 from planner.plan import Plan, Run
 from planner.run.journal import RUN_DIR
 from planner.run.params import manifest_text, run_fingerprint
-from planner.tomlio import write_atomic
+from planner.tomlio import write_all
 
 TASK = r"""
 i="${SLURM_ARRAY_TASK_ID:?submit this script with sbatch (see submit.sh)}"
@@ -201,13 +200,8 @@ def export(plan: Plan, plan_path: Path, out_dir: Path, workdir: Path, *, force: 
     files.append((out_dir / "submit.sh", submit_script(bool(evals), workdir)))
     files += [(out_dir / "manifests" / f"{r.id}.manifest.toml", manifest_text(r))
               for r in plan.runs]
-    if not force:
-        for path, _ in files:
-            if path.exists():
-                raise InputError("already exists; pass --force to overwrite it", file=path,
-                                 field="--out")
-    for path, text in files:
-        write_atomic(path, text, force=True)
+    write_all(files, force=force)
+    for path, _ in files:
         if path.suffix in (".sbatch", ".sh"):
             path.chmod(0o755)
     return [p for p, _ in files if p.parent == out_dir]
