@@ -11,24 +11,19 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from pydantic import ConfigDict
-
 from planner.catalog import Catalog
 from planner.errors import InputError
 from planner.estimates import analytic_on, entered_on, with_card
 from planner.measurements import Measurements
-from planner.model import Strict
+from planner.model import Lax
 from planner.preset import Preset
 
 DEFAULT_CARDS = ("a6000", "a40", "rtx6000ada", "l40s", "a100-80")
 
 
-class _Out(Strict):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=False,
-                              use_attribute_docstrings=True)
 
 
-class ConfigOnCard(_Out):
+class ConfigOnCard(Lax):
     """One configuration (baseline or variant) on one card."""
 
     config: str
@@ -51,7 +46,7 @@ class ConfigOnCard(_Out):
     """Provenance of the peak, in words."""
 
 
-class CardComparison(_Out):
+class CardComparison(Lax):
     """The campaign planned on one card model."""
 
     card: str

@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
 from planner.embedding_spec import TokenLengths
+from planner.model import Lax
 
 
-class _Out(BaseModel):
-    """Built by the planner, not parsed from people: lax types, unknown keys refused."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=False,
-                              use_attribute_docstrings=True)
-
-
-class LongDoc(_Out):
+class LongDoc(Lax):
     """One of the longest documents."""
 
     id: str
@@ -27,7 +19,7 @@ class LongDoc(_Out):
     """Tokens before truncation."""
 
 
-class Bin(_Out):
+class Bin(Lax):
     """One bar of the token-length histogram."""
 
     upto: int
@@ -36,7 +28,7 @@ class Bin(_Out):
     """How many."""
 
 
-class StrategyCount(_Out):
+class StrategyCount(Lax):
     """Padding accounting of one batching strategy over the scanned corpus."""
 
     strategy: str
@@ -51,7 +43,7 @@ class StrategyCount(_Out):
     """Share of padding."""
 
 
-class CorpusScan(_Out):
+class CorpusScan(Lax):
     """A corpus, measured: counts, lengths and what both batching strategies would compute."""
 
     corpus: str
@@ -96,7 +88,7 @@ class CorpusScan(_Out):
     """Time the scan took."""
 
 
-class PartFigures(_Out):
+class PartFigures(Lax):
     """What one run (one card, one version) embeds: every `parts`-th shard from `part`."""
 
     part: int
@@ -111,7 +103,7 @@ class PartFigures(_Out):
     """Padded tokens in this part."""
 
 
-class CorpusPlan(_Out):
+class CorpusPlan(Lax):
     """The scanned corpus behind an embedding plan, and its shard list."""
 
     path: str

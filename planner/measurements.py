@@ -9,11 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from planner.catalog import Dtype
 from planner.errors import InputError, from_validation
-from planner.model import Strict
+from planner.model import Lax, Strict
 from planner.tomlio import dumps, read_toml
 
 FORMAT: Literal[1] = 1
@@ -198,11 +198,8 @@ class Measurements(Strict):
         return {c.config: c for c in self.configs}
 
 
-class MeasuredFrom(Strict):
+class MeasuredFrom(Lax):
     """Where a plan's measured figures came from (carried into plan.toml)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=False,
-                              use_attribute_docstrings=True)
 
     file: str = ""
     """The measurements file."""

@@ -4,23 +4,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import ConfigDict
-
 from planner.corpus_plan import CorpusPlan
 from planner.costs import Figure
 from planner.measurements import MeasuredFrom
-from planner.model import Strict
+from planner.model import Lax
 from planner.preset import FactorValue, Overheads
 
 
-class Out(Strict):
-    """Output models are built by the planner, not parsed from people, so lax types are fine."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=False,
-                              use_attribute_docstrings=True)
-
-
-class PlanCampaign(Out):
+class PlanCampaign(Lax):
     """The rental and its usable window."""
 
     id: str
@@ -53,7 +44,7 @@ class PlanCampaign(Out):
     """Currency of the price."""
 
 
-class ConfigFigures(Out):
+class ConfigFigures(Lax):
     """Figures behind one configuration, each with its provenance."""
 
     config: str
@@ -72,7 +63,7 @@ class ConfigFigures(Out):
     """Whether the configuration fits the card's memory."""
 
 
-class Assumptions(Out):
+class Assumptions(Lax):
     """Every overhead and figure the plan rests on."""
 
     overheads: Overheads
@@ -89,7 +80,7 @@ class Assumptions(Out):
     """Where measured figures came from (`--measurements FILE`), when any."""
 
 
-class Run(Out):
+class Run(Lax):
     """One scheduled run."""
 
     id: str
@@ -136,7 +127,7 @@ class Run(Out):
     """Retries before the run is marked failed."""
 
 
-class NotFitting(Out):
+class NotFitting(Lax):
     """A run left out, and why."""
 
     id: str
@@ -145,7 +136,7 @@ class NotFitting(Out):
     """Why it is not scheduled."""
 
 
-class TableRow(Out):
+class TableRow(Lax):
     """One row of the variant × seed table."""
 
     variant: str
@@ -156,7 +147,7 @@ class TableRow(Out):
     """Seeds whose run does not fit."""
 
 
-class Summary(Out):
+class Summary(Lax):
     """The headline figures."""
 
     card_hours_bought: float
@@ -193,7 +184,7 @@ class Summary(Out):
     """Total cost ÷ training runs that fit, when a price is known."""
 
 
-class BatchingFigures(Out):
+class BatchingFigures(Lax):
     """Padding accounting of one batching strategy."""
 
     strategy: Literal["original", "length-grouped"]
@@ -210,7 +201,7 @@ class BatchingFigures(Out):
     """Card-hours ÷ cards for one pass with this strategy."""
 
 
-class EmbeddingPlan(Out):
+class EmbeddingPlan(Lax):
     """The fixed settings and the expected counts of an embedding campaign."""
 
     model: str
@@ -257,7 +248,7 @@ class EmbeddingPlan(Out):
     """The scanned corpus and its shard list (planned with --corpus)."""
 
 
-class AdaptationPlan(Out):
+class AdaptationPlan(Lax):
     """What an adaptation campaign keeps associated in every run."""
 
     base_model: str
@@ -268,7 +259,7 @@ class AdaptationPlan(Out):
     """The adaptation dataset."""
 
 
-class Plan(Out):
+class Plan(Lax):
     """A planned campaign."""
 
     campaign: PlanCampaign

@@ -17,22 +17,20 @@ from pathlib import Path
 from typing import IO, Any
 
 import tomli_w
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from planner.corpus_tokens import file_sha256
 from planner.errors import InputError, from_validation
+from planner.model import Lax
 from planner.tomlio import read_toml, write_atomic
 
 HEADER = ("# campaign-planner embedding manifest: the settings every shard here was made with, "
           "and one entry per finished shard.\n\n")
 
 
-class _M(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=False,
-                              use_attribute_docstrings=True)
 
 
-class ShardDone(_M):
+class ShardDone(Lax):
     """One finished shard."""
 
     index: int
@@ -55,7 +53,7 @@ class ShardDone(_M):
     """When (ISO 8601)."""
 
 
-class Manifest(_M):
+class Manifest(Lax):
     """The settings of a version's exports and its finished shards."""
 
     fingerprint: str

@@ -19,10 +19,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import tomli_w
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from planner.corpus_tokens import file_sha256
 from planner.errors import InputError, from_validation
+from planner.model import Lax
 from planner.tomlio import read_toml
 
 LIST_NAME = "shards.toml"
@@ -31,12 +32,9 @@ HEADER = ("# campaign-planner shard list: shards in processing order, each with 
           "counts.\n# One line per document in shards.jsonl: [batch, id, offset, tokens].\n\n")
 
 
-class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=False,
-                              use_attribute_docstrings=True)
 
 
-class Shard(_Out):
+class Shard(Lax):
     """One export unit: consecutive batches, written as one file."""
 
     index: int
@@ -59,7 +57,7 @@ class Shard(_Out):
     """Length of its lines in the ids file."""
 
 
-class ShardList(_Out):
+class ShardList(Lax):
     """Every shard of one version, and what they were made from."""
 
     format: int = 1
