@@ -42,9 +42,8 @@ def plan_parser() -> argparse.ArgumentParser:
         prog="campaign-planner",
         description="Plan what fits in a GPU rental window, from a preset, and export the "
                     "plan and the matching order.",
-        epilog="Other commands: `campaign-planner presets` (shipped presets), "
-               "`campaign-planner cards` (the card catalog), `campaign-planner schema` "
-               "(the preset's JSON Schema).",
+        epilog="Other commands (each takes --help): presets, cards, schema, measure, "
+               "compare, check, corpus scan, corpus size, embed, run, status, slurm.",
     )
     p.add_argument("--preset", metavar="NAME|PATH",
                    help="shipped preset name (see `presets`) or a preset file; "

@@ -175,3 +175,18 @@ def test_exports_get_ordinary_file_modes(tmp_path: Path) -> None:
     for name in ("plan.toml", "order.toml"):
         assert (out / name).stat().st_mode & 0o777 == 0o666 & ~mask
     assert not list(out.glob(".*.tmp")), "no temporary file left behind"
+
+
+def test_every_command_is_documented_and_has_help(capsys: pytest.CaptureFixture[str]) -> None:
+    from planner.cli import COMMANDS, plan_parser
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    epilog = plan_parser().epilog or ""
+    for name in COMMANDS:
+        assert f"campaign-planner {name}" in readme, name
+        assert name in epilog, name
+        argv = [name, "scan", "--help"] if name == "corpus" else [name, "--help"]
+        with pytest.raises(SystemExit) as info:
+            main(argv)
+        assert info.value.code == 0, name
+        assert "usage:" in capsys.readouterr().out, name
