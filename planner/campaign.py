@@ -21,7 +21,7 @@ from planner.plan import (
     PlanCampaign,
     Run,
 )
-from planner.preset import Preset, Training
+from planner.preset import FactorValue, Preset, Training
 from planner.schedule import Placement, schedule
 from planner.summary import summarize
 
@@ -102,17 +102,18 @@ def _training_runs(preset: Preset, training: Training, cid: str, specs: list[Run
     missing: list[NotFitting] = []
     horizon = preset.campaign.hours - preset.overheads.safety_margin_hours
     rob_by_name = {r.name: r for r in training.robustness}
+    adaptation = _adaptation_values(preset)
+    # What depends only on the configuration is worked out once, not once per seed.
+    per_config: dict[str, tuple[str, FactorValue, dict[str, str], str]] = {}
     for spec, place, first in zip(specs, placed, earliest, strict=True):
         cfg = spec.config
         if place is None:
             missing.append(NotFitting(id=spec.id, reason=_why(spec, specs, placed, first + offset,
                                                                offset, horizon)))
             continue
-        if len(cfg.changes) == 1:
-            ((factor, value),) = cfg.changes.items()
-        else:
-            factor = "+".join(cfg.changes)
-            value = "+".join(fmt_value(v) for v in cfg.changes.values())
+        if cfg.name not in per_config:
+            per_config[cfg.name] = _config_values(cfg)
+        factor, value, factors, overrides = per_config[cfg.name]
         train_id = specs[spec.depends_on].id if spec.depends_on >= 0 else spec.id
         ckpt = f"{training.checkpoint_root}/{train_id}"
         export = f"{training.export_root}/{spec.id}"
@@ -124,12 +125,10 @@ def _training_runs(preset: Preset, training: Training, cid: str, specs: list[Run
         command = _command(
             template, source, field,
             run_id=spec.id, campaign_id=cid, variant=cfg.name, seed=spec.seed,
-            factor=factor, value=fmt_value(value),
-            factors={k: fmt_value(v) for k, v in cfg.factors.items()},
-            overrides=" ".join(f"{k}={fmt_value(v)}" for k, v in cfg.factors.items()),
+            factor=factor, value=fmt_value(value), factors=factors, overrides=overrides,
             checkpoint_dir=ckpt, resume=resume, export_name=export, steps=spec.steps,
             micro_batch=cfg.micro_batch, accumulation=cfg.accumulation, effective_batch=eff,
-            **_adaptation_values(preset),
+            **adaptation,
         )
         runs.append(Run(
             id=spec.id, kind=spec.kind, variant=cfg.name, factor=factor, value=value,
@@ -141,6 +140,17 @@ def _training_runs(preset: Preset, training: Training, cid: str, specs: list[Run
             max_retries=training.max_retries,
         ))
     return runs, missing
+
+
+def _config_values(cfg: Config) -> tuple[str, FactorValue, dict[str, str], str]:
+    """(factor, value, factors as text, overrides) of one configuration."""
+    if len(cfg.changes) == 1:
+        ((factor, value),) = cfg.changes.items()
+    else:
+        factor = "+".join(cfg.changes)
+        value = "+".join(fmt_value(v) for v in cfg.changes.values())
+    factors = {k: fmt_value(v) for k, v in cfg.factors.items()}
+    return factor, value, factors, " ".join(f"{k}={v}" for k, v in factors.items())
 
 
 def _adaptation_values(preset: Preset) -> dict[str, str]:

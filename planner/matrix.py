@@ -160,6 +160,7 @@ def expand(training: Training, cfgs: list[Config], campaign_id: str,
     """All runs in information-first order: seed by seed, baseline first; robustness last."""
     specs: list[RunSpec] = []
     train_index: dict[tuple[str, int], int] = {}
+    hours = {cfg.name: run_hours(training.steps, cfg.step_time.value, overheads) for cfg in cfgs}
     for seed in training.seeds:
         for cfg in cfgs:
             train_index[(cfg.name, seed)] = len(specs)
@@ -168,7 +169,7 @@ def expand(training: Training, cfgs: list[Config], campaign_id: str,
                 kind="train",
                 config=cfg,
                 seed=seed,
-                duration_h=run_hours(training.steps, cfg.step_time.value, overheads),
+                duration_h=hours[cfg.name],
                 cards=training.cards_per_run,
                 steps=training.steps,
             ))
