@@ -234,6 +234,7 @@ def run(preset: Preset, catalog: Catalog, *, steps: int | None,
                   spec.dtype, n, spec.warmup_steps, ticker, cancel, peak_tflops)
     configs: list[ConfigMeasurement] = []
     by_key: dict[str, ConfigMeasurement] = {}
+    passthrough: tuple[type[BaseException], ...] = (InputError, *backend.oom_errors)
     for job in todo:
         if cancel.is_set():
             break
@@ -249,7 +250,7 @@ def run(preset: Preset, catalog: Catalog, *, steps: int | None,
         except MeasureOOM as exc:
             exc.partial = _record(preset, spec, dev, configs, True, command)
             raise
-        except (InputError, *backend.oom_errors):
+        except passthrough:
             raise
         except Exception as exc:
             if not job.factory:
