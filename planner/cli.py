@@ -11,8 +11,12 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from planner.errors import InputError
+
+if TYPE_CHECKING:
+    from planner.preset import Contact
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "presets": ("planner.cli", "cmd_presets"),
@@ -84,21 +88,11 @@ def _created(text: str | None) -> datetime | None:
     return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
 
 
-def _contact(name: str | None, email: str | None) -> object | None:
-    if name is None and email is None:
-        return None
-    if not name or not email:
-        raise InputError("give both --contact-name and --contact-email",
-                         field="--contact-name" if not name else "--contact-email")
-    from pydantic import ValidationError
+def _contact(name: str | None, email: str | None) -> Contact | None:
+    from planner.order import make_contact
 
-    from planner.preset import Contact
-
-    try:
-        return Contact(name=name, email=email)
-    except ValidationError as exc:
-        raise InputError(exc.errors()[0]["msg"].removeprefix("Value error, "),
-                         field="--contact-email") from None
+    return make_contact(name, email, name_field="--contact-name", email_field="--contact-email",
+                        both="give both --contact-name and --contact-email")
 
 
 def cmd_plan(argv: Sequence[str]) -> int:
@@ -130,7 +124,7 @@ def cmd_plan(argv: Sequence[str]) -> int:
     plan = plan_campaign(preset, catalog, created=created, source=source, corpus=layout,
                          measurements=measurements)
     card = catalog.get(preset.campaign.card)
-    order, order_warnings = make_order(preset, plan, card, contact)  # type: ignore[arg-type]
+    order, order_warnings = make_order(preset, plan, card, contact)
     if order_warnings:
         plan = plan.model_copy(update={"warnings": [*plan.warnings, *order_warnings]})
     written = write_exports(args.out, plan, order, force=args.force) if args.out else []

@@ -5,7 +5,10 @@ from __future__ import annotations
 import math
 from typing import Literal
 
+from pydantic import ValidationError
+
 from planner.catalog import Card
+from planner.errors import InputError
 from planner.model import Strict
 from planner.plan import Plan
 from planner.preset import Contact, Preset
@@ -59,6 +62,24 @@ class Order(Strict):
     """Price × card-hours, when a price is known."""
     currency: str = "USD"
     """Currency."""
+
+
+def make_contact(name: str | None, email: str | None, *, name_field: str, email_field: str,
+                 both: str) -> Contact | None:
+    """The order's contact from a name and an email: None when both are empty (the order is
+    then a draft); an InputError naming `name_field` / `email_field` when only one is given
+    (message `both`) or the email is not valid."""
+    name, email = (name or "").strip(), (email or "").strip()
+    if not name and not email:
+        return None
+    if not name or not email:
+        raise InputError(both, field=name_field if not name else email_field)
+    try:
+        return Contact(name=name, email=email)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        field = name_field if first["loc"] and first["loc"][0] == "name" else email_field
+        raise InputError(first["msg"].removeprefix("Value error, "), field=field) from None
 
 
 def order_days(hours: float) -> int:

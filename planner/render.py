@@ -31,11 +31,10 @@ def gib(x: float) -> str:
     return humanize.naturalsize(x * 2**30, binary=True, format="%.1f")
 
 
-def window(plan: Plan) -> str:
-    """`7 days` or `100 h`."""
-    w = plan.campaign.window_hours
-    days = w / 24
-    return f"{days:g} days" if days == int(days) else f"{w:g} h"
+def window(hours_: float) -> str:
+    """A rental window as ordered: `7 days`, or `100 h` when not whole days."""
+    days = hours_ / 24
+    return f"{days:g} days" if days == int(days) else f"{hours_:g} h"
 
 
 def _money(plan: Plan, x: float) -> str:
@@ -47,7 +46,7 @@ def render(plan: Plan) -> str:
     c, s = plan.campaign, plan.summary
     lines = [
         f"{c.name} · {c.kind} campaign · plan id {c.id}",
-        f"Window    {window(plan)} × {c.cards} × {c.card_name} = "
+        f"Window    {window(c.window_hours)} × {c.cards} × {c.card_name} = "
         f"{s.card_hours_bought:g} card-hours bought",
         f"Reserved  {s.reserved_hours:g} h per card: stack check "
         f"{plan.assumptions.overheads.stack_check_hours:g} h at the start, safety margin "

@@ -20,7 +20,7 @@ from planner.campaign import plan_campaign
 from planner.catalog import Catalog
 from planner.errors import InputError, from_validation
 from planner.loading import load_preset
-from planner.order import Order, make_order
+from planner.order import Order, make_contact, make_order
 from planner.plan import Plan
 from planner.preset import Contact, FactorValue, Preset, Variant
 
@@ -281,13 +281,5 @@ def preset_toml(preset: Preset) -> str:
 
 def contact_of(name: str, email: str) -> Contact | None:
     """The order's contact from the form; None when both are empty (a draft order)."""
-    name, email = name.strip(), email.strip()
-    if not name and not email:
-        return None
-    if not name or not email:
-        raise InputError("give both a contact name and an email, or neither for a draft",
-                         field="contact.name" if not name else "contact.email")
-    try:
-        return Contact(name=name, email=email)
-    except ValidationError as exc:
-        raise from_validation(exc, None, "contact") from None
+    return make_contact(name, email, name_field="contact.name", email_field="contact.email",
+                        both="give both a contact name and an email, or neither for a draft")

@@ -4,15 +4,9 @@ from __future__ import annotations
 
 from planner.catalog import Card
 from planner.plan import Plan
-from planner.render import gib, hours
+from planner.render import gib, hours, window
 
 __all__ = ["card_line", "cost", "gib", "headline", "hours", "money", "runs_fit", "window"]
-
-
-def window(hours_: float) -> str:
-    """`7 days` or `100 h`."""
-    days = hours_ / 24
-    return f"{days:g} days" if days == int(days) else f"{hours_:g} h"
 
 
 def money(plan: Plan, x: float) -> str:
