@@ -11,150 +11,22 @@ bought, and the advice says which ranking it used.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
 from planner.advise_goal import Goal, complete_seeds, headroom, meets, needs
+from planner.advise_model import Advice, FrontierCell, Option, Skipped, Space
 from planner.campaign import plan_campaign
 from planner.catalog import Catalog
 from planner.errors import InputError
 from planner.estimates import entered_on, with_card
 from planner.measurements import Measurements
-from planner.model import Lax
 from planner.plan import Plan
 from planner.preset import Preset
 
 Estimate = Literal["typical", "cautious"]
 Progress = Callable[[int, int], None]
 """Called as `progress(done, total)` after each order is planned; may raise to stop."""
-
-
-@dataclass(frozen=True)
-class Space:
-    """The orders to consider."""
-
-    cards: tuple[str, ...] | None
-    """Card models (catalog keys); None: every catalog card with the memory for the campaign."""
-    counts: tuple[int, ...] = tuple(range(1, 9))
-    """Card counts."""
-    windows: tuple[int, ...] = (3, 7, 30)
-    """Rental windows in days."""
-
-
-class Option(Lax):
-    """One order, planned."""
-
-    card: str
-    """Card model (catalog key)."""
-    card_name: str
-    """Card model in full."""
-    cards: int
-    """Cards rented."""
-    window_days: int
-    """Rental window in days."""
-    card_hours: float
-    """Card-hours bought: cards × window."""
-    price_per_card_hour: float | None
-    """Price of one card-hour, when the preset or the user's catalog gives one."""
-    cost_total: float | None
-    """Price × card-hours bought, when a price is known."""
-    currency: str
-    """Currency of the price."""
-    meets_goal: bool
-    """Whether the order achieves the goal."""
-    runs_fit: int
-    """Matrix runs (training) or representation versions (embedding) that fit."""
-    runs_total: int
-    """Matrix runs or versions wanted."""
-    evaluations_fit: int
-    """Robustness evaluations that fit (0 for embedding)."""
-    evaluations_total: int
-    """Robustness evaluations wanted."""
-    complete_seeds: int | None
-    """Seeds whose whole matrix completes (None for embedding)."""
-    seeds_total: int | None
-    """Seeds in the campaign (None for embedding)."""
-    first_complete_seed_end_h: float | None
-    """Hour the first complete seed set ends (None when no seed set completes)."""
-    makespan_h: float
-    """Hour the last scheduled run ends."""
-    idle_card_hours: float
-    """Usable card-hours with nothing on them."""
-    hours_left_h: float
-    """Hours between the last run's end and the close of the usable window."""
-    min_headroom_gib: float | None
-    """Smallest memory headroom over the configurations that fit (None for embedding)."""
-    provenance: list[str]
-    """Kinds of figure the fit rests on: entered, measured, scaled, analytic."""
-    figures: list[str]
-    """Those figures' provenance in words, e.g. `scaled from NVIDIA RTX A6000`."""
-    needs: list[str] = []
-    """What the order lacks to meet the goal (empty when it meets it)."""
-
-
-class FrontierCell(Lax):
-    """For one window and card model: the smallest count that meets the goal, or the best
-    reachable and what it lacks."""
-
-    card: str
-    """Card model."""
-    window_days: int
-    """Rental window in days."""
-    cards: int | None
-    """Smallest count in the space that meets the goal; None when none does."""
-    option: Option | None
-    """That order, or the best reachable one when none meets the goal."""
-
-
-class Skipped(Lax):
-    """Orders that could not be planned, with the planner's reason."""
-
-    card: str
-    """Card model."""
-    cards: int
-    """Card count."""
-    window_days: int
-    """Rental window in days."""
-    reason: str
-    """Why the planner refused it."""
-
-
-class Advice(Lax):
-    """The result of a search."""
-
-    campaign: str
-    """The campaign's name."""
-    goal: str
-    """The goal, as typed."""
-    cards: list[str]
-    """Card models searched."""
-    left_out: list[str] = []
-    """Catalog cards not searched by default, and why (memory)."""
-    counts: list[int]
-    """Card counts searched."""
-    windows: list[int]
-    """Windows searched, in days."""
-    planned: int
-    """Orders planned."""
-    ranked_by: Literal["cost", "card-hours"]
-    """How `options` are ranked."""
-    ranking_note: str
-    """Why, in words."""
-    budget: float | None = None
-    """Budget the options must stay within, when given."""
-    over_budget: int = 0
-    """Orders that meet the goal but cost more than the budget or have no price."""
-    options: list[Option]
-    """Orders that meet the goal (and the budget), best first."""
-    frontier: list[FrontierCell]
-    """Per window and card model: the smallest count that meets the goal."""
-    best_reachable: Option | None = None
-    """When no order meets the goal: the one that comes closest."""
-    skipped: list[Skipped] = []
-    """Orders the planner refused."""
-    current: tuple[str, int, int] | None = None
-    """The preset's own order (card, cards, window days) when it is a standard window."""
 
 
 def order_preset(preset: Preset, catalog: Catalog, card: str, cards: int, window_days: int,
@@ -265,17 +137,18 @@ def option_of(preset: Preset, plan: Plan, goal: Goal, days: int) -> Option:
         figures=list(dict.fromkeys(labels)), needs=needs(goal, preset, plan))
 
 
-def _sort_key(ranked_by: str, order: dict[str, int]) -> Callable[[Option], tuple[float, ...]]:
+def _sort_key(order: dict[str, int]) -> Callable[[Option], tuple[float, ...]]:
+    """Priced options first, cheapest first; then unpriced ones, fewest card-hours first.
+    Ties: fewer card-hours, the shorter window (results sooner), the earlier first complete
+    seed set, more runs, then the order the cards were given in."""
     inf = float("inf")
 
     def key(o: Option) -> tuple[float, ...]:
         first = o.first_complete_seed_end_h if o.first_complete_seed_end_h is not None else inf
-        # Ties: the shorter window (results sooner), then the earlier first complete seed
-        # set, then more runs, then the order the cards were given in.
-        tail = (o.window_days, first, -o.runs_fit, order[o.card], o.cards)
-        if ranked_by == "cost":
-            return (o.cost_total if o.cost_total is not None else inf, o.card_hours, *tail)
-        return (o.card_hours, *tail)
+        tail = (o.card_hours, o.window_days, first, -o.runs_fit, order[o.card], o.cards)
+        if o.cost_total is not None:
+            return (0, o.cost_total, *tail)
+        return (1, o.card_hours, *tail)
 
     return key
 
@@ -287,17 +160,18 @@ def _rank(preset: Preset, goal: Goal, space: Space, keys: list[str], left_out: l
     within = meeting if budget is None else [
         o for o in meeting if o.cost_total is not None and o.cost_total <= budget + 1e-9]
     unpriced = sorted({o.card for o in within if o.cost_total is None})
-    if within and not unpriced:
-        ranked_by: Literal["cost", "card-hours"] = "cost"
-        note = "cheapest first (prices from the preset or your catalog)"
+    how = " (give campaign.price_per_card_hour in the preset, or price the cards in --catalog FILE)"
+    ranked_by: Literal["cost", "card-hours", "cost, then card-hours"]
+    if not unpriced:
+        ranked_by, note = "cost", "cheapest first (prices from the preset or your catalog)"
+    elif len(unpriced) == len({o.card for o in within}):
+        ranked_by, note = "card-hours", "by fewest card-hours bought: no price known" + how
     else:
-        ranked_by = "card-hours"
-        note = ("fewest card-hours bought first: " + (
-            f"no price known for {', '.join(unpriced)}" if unpriced else "no price known")
-            + " (give campaign.price_per_card_hour in the preset, or price the cards in "
-            "--catalog FILE)")
+        ranked_by = "cost, then card-hours"
+        note = (f"cheapest first; no price known for {', '.join(unpriced)}: those follow, by "
+                "fewest card-hours bought" + how)
     order = {k: i for i, k in enumerate(keys)}
-    options = sorted(within, key=_sort_key(ranked_by, order))
+    options = sorted(within, key=_sort_key(order))
     frontier: list[FrontierCell] = []
     for days in space.windows:
         for key in keys:

@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "schema": ("planner.cli", "cmd_schema"),
     "measure": ("planner.measure.cli", "main"),
     "compare": ("planner.compare", "main"),
+    "advise": ("planner.advise_cli", "main"),
     "check": ("planner.stackcheck", "main"),
     "run": ("planner.run.cli", "cmd_run"),
     "status": ("planner.run.cli", "cmd_status"),
@@ -47,7 +48,7 @@ def plan_parser() -> argparse.ArgumentParser:
         description="Plan what fits in a GPU rental window, from a preset, and export the "
                     "plan and the matching order.",
         epilog="Other commands (each takes --help): presets, cards, schema, measure, "
-               "compare, check, corpus scan, corpus size, embed, run, status, slurm.",
+               "compare, advise, check, corpus scan, corpus size, embed, run, status, slurm.",
     )
     p.add_argument("--preset", metavar="NAME|PATH",
                    help="shipped preset name (see `presets`) or a preset file; "
