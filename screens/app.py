@@ -24,6 +24,7 @@ from planner.errors import InputError
 from planner.loading import DEFAULT_PRESET, load_preset, shipped_presets
 from planner.preset import Preset
 from screens import state
+from screens.advise import AdviseScreen
 from screens.campaign import CampaignScreen
 from screens.compare import CompareScreen
 from screens.confirm import Confirm
@@ -44,11 +45,12 @@ class PlannerApp(App[None]):
     # Every screen's stylesheet loads once, at start: a screen's own CSS_PATH would make
     # Textual re-parse all styles the first time each screen shows.
     CSS_PATH: ClassVar = ["app.tcss", "campaign.tcss", "workload.tcss", "fit.tcss",
-                          "measure.tcss", "compare.tcss", "export.tcss"]
+                          "measure.tcss", "compare.tcss", "export.tcss", "advise.tcss"]
     TITLE = "campaign-planner"
     MODES: ClassVar = {
         "campaign": CampaignScreen, "workload": WorkloadScreen, "fit": FitScreen,
         "measure": MeasureScreen, "compare": CompareScreen, "export": ExportScreen,
+        "advise": AdviseScreen,
     }
     DEFAULT_MODE = "campaign"
     BINDINGS: ClassVar = [
@@ -56,6 +58,9 @@ class PlannerApp(App[None]):
         # Function keys switch screens even while a text field has focus.
         *(Binding(f"f{i + 2}", f"goto('{mode}')", title, show=False, priority=True)
           for i, (_, mode, title) in enumerate(SCREENS)),
+        # Advise is reached by key and palette; the navigation bar keeps to 80 columns.
+        Binding("7", "goto('advise')", "Advise", show=False),
+        Binding("f8", "goto('advise')", "Advise", show=False, priority=True),
         Binding("f1,question_mark", "help", "Help"),
         Binding("ctrl+z", "undo", "Undo"),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
@@ -199,6 +204,9 @@ class PlannerApp(App[None]):
         for key, mode, title in SCREENS:
             yield SystemCommand(f"Go to {title}", f"Show the {title} screen (key {key})",
                                 lambda m=mode: self.switch_mode(m))
+        yield SystemCommand("Go to Advise", "The cheapest card × count × window that fits the "
+                            "campaign; Enter adopts one (key 7)",
+                            lambda: self.switch_mode("advise"))
         yield SystemCommand("Help", "Keys and screens explained (F1)", self.action_help)
         yield SystemCommand("Undo", "Go back to the preset before the last edit (ctrl+z)",
                             self.action_undo)

@@ -34,10 +34,12 @@ cannot be planned (the last good plan stays on screen until you fix it).
   *5 Compare*   the same campaign on other card models; Enter plans on the one selected
   *6 Export*    the order's contact and environment, a preview of both files, and
               *w* to write plan.toml and order.toml (asks before overwriting)
+  *7 Advise*    every card model × count × window planned; the orders that meet the
+              goal, cheapest first; Enter adopts the selected one (F8 in fields)
 
 ## Keys
 
-  *1*–*6*         switch screens (or click the bar at the top; F2–F7 work in fields)
+  *1*–*7*         switch screens (or click the bar at the top; F2–F8 work in fields)
   *Tab*         next field; *Escape* leaves a field so single keys work again
   *ctrl+z*      undo the last edit
   *ctrl+p*      command palette: open a shipped preset, change window or card, go to
