@@ -140,3 +140,16 @@ def test_confirm_overwrite(snap_compare: Any, tmp_path: Path,
     """Writing over existing files asks first (after a first write, whose note shows)."""
     monkeypatch.chdir(tmp_path)  # a relative folder keeps the picture free of temp paths
     assert snap_compare(make_app(out_dir="plans"), terminal_size=SMALL, run_before=_overwrite)
+
+
+async def _advise(pilot: Any) -> None:
+    await pilot.press("7")
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await still(pilot)
+
+
+def test_advise_small(snap_compare: Any) -> None:
+    """Advise at 80×24: the orders that fit ablation-7d, fewest card-hours first (no price
+    known), the first one selected."""
+    assert snap_compare(make_app(), terminal_size=SMALL, run_before=_advise)
