@@ -174,3 +174,17 @@ def test_estimate_is_accepted(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["advise", "--preset", "ablation-3d", "--estimate", "cautious", *SMALL,
                  "--json"]) == 0
     assert json.loads(capsys.readouterr().out)
+
+
+def test_advise_loads_neither_textual_nor_torch() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, io, contextlib\nfrom planner.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    rc = main(['advise', '--preset', 'ablation-7d'])\n"
+            "print(rc, sorted(m for m in sys.modules if m.split('.')[0] in "
+            "{'textual', 'torch', 'screens'}))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert proc.stdout.strip() == "0 []"
