@@ -271,3 +271,20 @@ def test_bad_goals(text: str, words: str) -> None:
 
     with pytest.raises(InputError, match=words):
         parse_goal(text)
+
+
+def test_measurements_flow_into_every_order() -> None:
+    from tests.test_tui_measure import measured
+
+    p, _ = load_preset("ablation-7d")
+    m = measured(p)
+    result = advise(p, load_catalog(), Space(("a6000", "l40s"), (2, 4), (7,)),
+                    Goal("runs", 1), measurements=m)
+    by_card = {o.card: o for o in result.options}
+    assert by_card["a6000"].provenance == ["measured"]
+    assert by_card["l40s"].provenance == ["scaled"]
+    assert by_card["l40s"].figures == ["scaled from NVIDIA RTX A6000"]
+    direct_plan = plan_campaign(order_preset(p, load_catalog(), "l40s", 2, 7, m),
+                                load_catalog(), measurements=m)
+    two = next(o for o in result.options if (o.card, o.cards) == ("l40s", 2))
+    assert two.first_complete_seed_end_h == direct_plan.summary.first_complete_seed_end_h

@@ -188,3 +188,14 @@ def test_advise_loads_neither_textual_nor_torch() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert proc.stdout.strip() == "0 []"
+
+
+def test_a_long_search_shows_a_progress_line(monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    import planner.advise_cli
+
+    monkeypatch.setattr(planner.advise_cli, "PROGRESS_AFTER_S", 0.0)
+    assert main(["advise", "--preset", "ablation-7d", *SMALL, "--json"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == "advise: planning 24 orders…\n"
+    assert json.loads(captured.out)
