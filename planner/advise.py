@@ -3,9 +3,9 @@ first. One pure function, `advise`, that the CLI and the TUI share.
 
 Every order of the space is planned with the same `plan_campaign` as a direct plan, from the
 preset moved to that card the way Compare moves it (figures derived from the preset's own
-card, labelled). Orders that meet the goal are ranked by cost when every one of them has a
-price (from the preset or the user's catalog; never invented), otherwise by card-hours
-bought, and the advice says which ranking it used.
+card, labelled). Orders that meet the goal are ranked cheapest first where a price is known
+(from the preset or the user's catalog; never invented), then the unpriced ones by fewest
+card-hours bought, and the advice says which ranking it used.
 """
 
 from __future__ import annotations
@@ -111,14 +111,9 @@ def option_of(preset: Preset, plan: Plan, goal: Goal, days: int) -> Option:
     s, c, a = plan.summary, plan.campaign, plan.assumptions
     emb = plan.embedding
     training = preset.training
-    kinds: list[str] = []
-    labels: list[str] = []
     figures = [fig for f in a.figures for fig in (f.step_time_s, f.peak_memory_gib)]
     if a.throughput_tokens_per_s is not None:
         figures.append(a.throughput_tokens_per_s)
-    for fig in figures:
-        kinds.append(fig.source)
-        labels.append(fig.label())
     evaluations = sum(1 for r in plan.runs if r.kind == "robustness")
     return Option(
         card=c.card, card_name=c.card_name, cards=c.cards, window_days=days,
@@ -133,8 +128,9 @@ def option_of(preset: Preset, plan: Plan, goal: Goal, days: int) -> Option:
         first_complete_seed_end_h=s.first_complete_seed_end_h, makespan_h=s.makespan_h,
         idle_card_hours=s.idle_card_hours,
         hours_left_h=round(c.usable_until_h - max(s.makespan_h, c.usable_from_h), 4),
-        min_headroom_gib=headroom(plan), provenance=sorted(set(kinds)),
-        figures=list(dict.fromkeys(labels)), needs=needs(goal, preset, plan))
+        min_headroom_gib=headroom(plan), provenance=sorted({f.source for f in figures}),
+        figures=list(dict.fromkeys(f.label() for f in figures)),
+        needs=needs(goal, preset, plan))
 
 
 def _sort_key(order: dict[str, int]) -> Callable[[Option], tuple[float, ...]]:
