@@ -126,7 +126,8 @@ def disagreements(preset: Preset, entered: dict[str, Figure], planned: dict[str,
     spec = spec_of(preset)
     dtype = spec.dtype if spec is not None else "bf16"
     out: list[str] = []
-    entries = [("baseline", t.baseline, dict(t.baseline.factors))]
+    entries: list[tuple[str, Costed, dict[str, Any]]] = [
+        ("baseline", t.baseline, dict(t.baseline.factors))]
     entries += [(v.name, v, {**t.baseline.factors, **v.changes}) for v in t.variants]
     for name, c, factors in entries:
         base, plan = entered.get(name), planned.get(name)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from planner.catalog import Catalog
-from planner.errors import InputError
 from planner.analytic_tier import analytic_on
+from planner.catalog import Catalog
 from planner.costs import Estimate
+from planner.errors import InputError
 from planner.estimates import DEFAULT_ESTIMATE, ESTIMATES, on_card
 from planner.measurements import Measurements
 from planner.model import Lax

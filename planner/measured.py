@@ -159,6 +159,19 @@ def step_figure(cm: ConfigMeasurement, m: Measurements, card_key: str, card: Car
                        f"{planned_on(estimate)}")
 
 
+def merge_measurements(old: Measurements | None, new: Measurements) -> Measurements:
+    """`new`, with the configurations it did not time taken from `old` when both measured
+    the same workload on the same device: a cancelled measurement replaces only what it
+    measured, the rest keeps its previous figures."""
+    if (old is None or not new.partial or old.workload.fingerprint != new.workload.fingerprint
+            or old.device != new.device or old.dtype != new.dtype):
+        return new
+    timed = set(measured_configs(new))
+    kept = [c for c in old.configs if c.step_time is not None and c.config not in timed]
+    mine = [c for c in new.configs if c.config in timed]
+    return new.model_copy(update={"configs": mine + kept})
+
+
 def measured_configs(m: Measurements) -> list[str]:
     """Configurations the measurements time (a cancelled run leaves some out or untimed)."""
     return [c.config for c in m.configs if c.step_time is not None]
