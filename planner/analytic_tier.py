@@ -151,3 +151,15 @@ def disagreements(preset: Preset, entered: dict[str, Figure], planned: dict[str,
                        f"{max(ratio, 1 / ratio):.1f}×: one of them describes another model; "
                        f"check the entered figure and [{preset.campaign.kind}.model]")
     return out
+
+
+def check_entered(preset: Preset, catalog: Catalog) -> list[str]:
+    """`disagreements` of the preset's own figures on its campaign's card."""
+    from planner.estimates import figures_on
+
+    t = figures_on(preset, catalog, "typical").training
+    if t is None:
+        return []
+    steps = {"baseline": t.baseline.step_time_s,
+             **{v.name: v.step_time_s for v in t.variants}}
+    return disagreements(preset, steps, {}, catalog)

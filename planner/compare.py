@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from planner.analytic_tier import analytic_on
+from planner.analytic_tier import analytic_on, check_entered
 from planner.catalog import Catalog
 from planner.costs import Estimate
 from planner.errors import InputError
@@ -137,7 +137,7 @@ def compare_cards(preset: Preset, catalog: Catalog, cards: Sequence[str],
             currency=plan.campaign.currency, configs=configs,
             throughput_tokens_per_s=throughput.value if throughput else None,
             provenance=list(dict.fromkeys(labels)), estimate=estimate,
-            warnings=[w for w in plan.warnings if "differ" in w and "analytic" in w]))
+            warnings=check_entered(on_card(preset, key), catalog)))
     return out
 
 
