@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from planner.campaign import plan_campaign
-from planner.catalog import load_catalog
+from planner.catalog import Dtype, load_catalog
 from planner.cli import main
 from planner.compare import compare_cards
 from planner.errors import InputError
@@ -33,7 +33,6 @@ from planner.measurements import (
     measurements_toml,
 )
 from planner.preset import Preset
-from planner.catalog import Dtype
 from planner.scaling import analytic_step_time, mfu_flags, scale_step_time
 from planner.stackcheck import check_stack, kernel_support
 from tests.conftest import CREATED
