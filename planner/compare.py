@@ -161,7 +161,6 @@ def render(preset: Preset, rows: list[CardComparison]) -> str:
     if planned:
         names = [c.config for c in planned[0].configs]
         width = max(len("config"), *(len(n) for n in names))
-        head = f"  {'config':<{width}} " + " ".join(f"{r.card:>11}" for r in planned)
         for title, cell in (
             ("Memory headroom, GiB under card memory less margin (✗: does not fit)",
              lambda c: f"{c.headroom_gib:.1f}" + ("" if c.fits else " ✗")),
@@ -169,10 +168,12 @@ def render(preset: Preset, rows: list[CardComparison]) -> str:
              lambda c: f"{c.step_time_s:.3g}" + (f" ({c.step_time_range})"
                                                    if c.step_time_range else "")),
         ):
-            lines += ["", title, head]
+            cols = [max(11, len(r.card), *(len(cell(c)) for c in r.configs)) for r in planned]
+            lines += ["", title, f"  {'config':<{width}} " + " ".join(
+                f"{r.card:>{w}}" for r, w in zip(planned, cols, strict=True))]
             for i, name in enumerate(names):
                 lines.append(f"  {name:<{width}} " + " ".join(
-                    f"{cell(r.configs[i]):>11}" for r in planned))
+                    f"{cell(r.configs[i]):>{w}}" for r, w in zip(planned, cols, strict=True)))
     lines += ["", f"Estimates planned on the {rows[0].estimate if rows else 'cautious'} end "
               "(--estimate typical|cautious)", "", "Provenance"]
     for r in rows:

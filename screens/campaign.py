@@ -74,8 +74,8 @@ class CampaignScreen(PlannerScreen):
                            RadioButton("custom hours"), id="window", compact=True)
         with Grid(id="campaign-grid"):
             yield from _rows()
-        yield Label("Card model: Enter or click (figures keep the card they were taken on "
-                    "and are scaled from it)", classes="title", id="cards-title")
+        yield Label("Card model: Enter or click (figures scale from the card they were "
+                    "taken on)", classes="title", id="cards-title")
         table = CardTable(id="cards", cursor_type="row", zebra_stripes=True)
         yield table
 
