@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import tomllib
 from pathlib import Path
@@ -196,3 +197,27 @@ def test_speedup_ranges_hold_the_typical_value() -> None:
             assert s.low <= s.typical <= s.high
     fig = Figure(value=1.0, source="scaled", device="X", low=0.8, high=1.2)
     assert fig.span() == "0.8–1.2"
+
+
+def test_card_round_trip_through_preset_files_and_the_cli(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    preset, _ = load_preset("ablation-7d")
+    common = ["--created", "2026-01-01T00:00:00+00:00"]
+    files = {}
+    for i, key in enumerate(["a6000", "l40s", "a6000"]):
+        path = tmp_path / f"p{i}.toml"
+        path.write_text(state.preset_toml(state.set_card(preset, key)))
+        assert main(["--preset", str(path), "--out", str(tmp_path / f"o{i}"), *common]) == 0
+        files[i] = (tmp_path / f"o{i}" / "plan.toml").read_text()
+    assert files[0] == files[2] and files[0] != files[1]
+    assert 'card = "l40s"' in files[1] and 'device = "NVIDIA RTX A6000"' in files[1]
+    # Compare on the preset saved on the L40S scales from the A6000, as on the A6000 itself.
+    capsys.readouterr()
+    rows = []
+    for i in (0, 1):
+        assert main(["compare", "--preset", str(tmp_path / f"p{i}.toml"), "--cards",
+                     "a6000,a100-80", "--json"]) == 0
+        rows.append(json.loads(capsys.readouterr().out))
+    assert rows[0] == rows[1]
+    assert rows[0][0]["configs"][0]["step_time_s"] == 3.6
