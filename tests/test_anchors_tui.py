@@ -35,6 +35,13 @@ async def test_compare_and_back_gives_the_same_plan() -> None:
         assert app.workspace.preset == state.set_card(preset, "l40s")
         assert app.workspace.preset.ablation is not None
         assert app.workspace.preset.ablation.baseline.step_time_s.value == 3.6
+        await pilot.press("2")
+        await pilot.pause()
+        variants = app.screen.query_one("#variants", DataTable)
+        assert str(variants.get_row("baseline")[-1]) == "entered on a6000"
+        await pilot.press("5")
+        await pilot.pause()
+        table = app.screen.query_one("#comparison", DataTable)
         table.focus()
         await choose(pilot, table, "a100-80")
         await choose(pilot, table, "a6000")
