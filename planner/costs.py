@@ -57,13 +57,20 @@ class Figure(Strict):
         return f"{self.low:.3g}–{self.high:.3g}"
 
 
+FIGURE_FIELDS = ("step_time_s", "peak_memory_gib", "throughput_tokens_per_s")
+"""The fields of a workload that hold a Figure."""
+
+
 def anchor_figures(data: object, card: str) -> object:
     """A raw preset section with every figure that names no card anchored to `card` (the
     campaign's card): a figure's anchor is fixed once, so a later card change leaves it."""
     if isinstance(data, dict):
-        if "value" in data and "source" in data and not data.get("card"):
-            return {**data, "card": card}
-        return {k: anchor_figures(v, card) for k, v in data.items()}
+        out = {}
+        for k, v in data.items():
+            raw = v.model_dump() if isinstance(v, Strict) else v
+            out[k] = ({**raw, "card": card} if k in FIGURE_FIELDS and isinstance(raw, dict)
+                      and not raw.get("card") else anchor_figures(raw, card))
+        return out
     if isinstance(data, list):
         return [anchor_figures(v, card) for v in data]
     if isinstance(data, Strict):

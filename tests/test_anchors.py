@@ -221,3 +221,17 @@ def test_card_round_trip_through_preset_files_and_the_cli(tmp_path: Path,
         rows.append(json.loads(capsys.readouterr().out))
     assert rows[0] == rows[1]
     assert rows[0][0]["configs"][0]["step_time_s"] == 3.6
+
+
+def test_figures_built_in_code_are_anchored_too() -> None:
+    preset, _ = load_preset("ablation-3d")
+    data = preset.model_dump()
+    t = preset.ablation
+    assert t is not None
+    data["ablation"] = t.model_copy(update={"baseline": t.baseline.model_copy(update={
+        "step_time_s": Figure(value=2.0, source="entered")})})
+    data["campaign"]["card"] = "l40s"
+    moved = Preset.model_validate(data)
+    assert moved.ablation is not None
+    assert moved.ablation.baseline.step_time_s.card == "l40s"
+    assert moved.ablation.variants[0].step_time_s.card == "a6000"
