@@ -92,8 +92,10 @@ class CompareScreen(PlannerScreen):
                        f"on each card model; figures: {source}. Enter plans on the selected one.")
         self._table(ws, rows)
         per_config(self.query_one("#per-config", DataTable), rows)
+        said = list(dict.fromkeys(w for r in rows for w in r.warnings))
         self.query_one("#compare-provenance", Static).update("\n".join(
-            f"{r.card}: {'; '.join(r.provenance) if r.planned else r.error}" for r in rows))
+            [f"{r.card}: {'; '.join(r.provenance) if r.planned else r.error}" for r in rows]
+            + [f"⚠ {w}" for w in said]))
 
     def _table(self, ws: Workspace, rows: list[CardComparison]) -> None:
         table = self.query_one("#comparison", DataTable)

@@ -62,3 +62,25 @@ async def test_the_card_list_on_screen_1_and_back_gives_the_same_plan() -> None:
         await choose(pilot, table, "a6000")
         assert app.workspace.preset == preset
         assert plan_toml(app.workspace.plan) == before
+
+
+async def test_the_2x_disagreement_is_said_on_the_fit_and_compare_screens() -> None:
+    from textual.widgets import Static
+
+    from planner.loading import load_preset
+    from planner.preset import Preset
+    from screens.app import PlannerApp
+    from tests.conftest import CREATED
+
+    shipped, _ = load_preset("ablation-7d")
+    data = shipped.model_dump()
+    data["ablation"]["model"] = None
+    app = PlannerApp(Preset.model_validate(data), source="stand-in.toml", created=CREATED)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3")
+        await pilot.pause()
+        said = str(app.screen.query_one("#warnings", Static).render())
+        assert "baseline: the entered step time" in said and "differ" in said
+        await pilot.press("5")
+        await pilot.pause()
+        assert "differ" in str(app.screen.query_one("#compare-provenance", Static).render())
