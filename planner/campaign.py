@@ -12,7 +12,7 @@ from planner.analytic_tier import disagreements
 from planner.catalog import Card, Catalog
 from planner.costs import Estimate
 from planner.errors import InputError
-from planner.estimates import DEFAULT_ESTIMATE, figures_on
+from planner.estimates import DEFAULT_ESTIMATE, entered_configs, figures_on
 from planner.matrix import Config, RunSpec, configs, expand, fmt_value, memory_budget
 from planner.measurements import Measurements, provenance
 from planner.plan import (
@@ -236,6 +236,7 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     assert training is not None
     cfgs = configs(training, c.card, card, catalog, o)
     derived = {cfg.name: cfg.step_time for cfg in cfgs}
+    before = {cfg.name: (cfg.step_time, cfg.peak_memory) for cfg in cfgs}
     notes: list[str] = []
     if measurements is not None:
         cfgs, notes, more = measured.apply_training(on, training, cfgs, measurements, c.card,
@@ -256,7 +257,7 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     runs, missing = _training_runs(preset, training, cid, specs, placed, earliest, offset,
                                    source)
     decisions = [*notes, *(cfg.decision for cfg in cfgs if cfg.decision)]
-    warnings += _training_warnings(cfgs, runs, missing)
+    warnings += _training_warnings(cfgs, runs, missing, entered_configs(preset, cfgs, before))
     summary = summarize(preset, training, cfgs, specs, runs, usable, price)
     figures = [
         ConfigFigures(config=cfg.name, step_time_s=cfg.step_time, peak_memory_gib=cfg.peak_memory,
@@ -275,10 +276,9 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
                 decisions=decisions, warnings=warnings, summary=summary, adaptation=adaptation)
 
 
-def _training_warnings(cfgs: list[Config], runs: list[Run], missing: list[NotFitting]) -> list[str]:
+def _training_warnings(cfgs: list[Config], runs: list[Run], missing: list[NotFitting],
+                       entered: list[str]) -> list[str]:
     out: list[str] = []
-    entered = [cfg.name for cfg in cfgs if cfg.step_time.source == "entered"
-               or cfg.peak_memory.source == "entered"]
     if entered:
         out.append(
             f"{len(entered)} of {len(cfgs)} configurations rest on `entered` figures "

@@ -19,6 +19,7 @@ from typing import Any
 
 from planner.catalog import Catalog, Dtype
 from planner.costs import Estimate, Figure
+from planner.matrix import Config
 from planner.measured import spec_of
 from planner.preset import Costed, Preset, Training
 from planner.scaling import planned_on, scale_step_time
@@ -133,3 +134,20 @@ def figures_on(preset: Preset, catalog: Catalog, estimate: Estimate = DEFAULT_ES
     fig = throughput_on(e.throughput_tokens_per_s, key, catalog, dtype, estimate)
     return preset.model_copy(update={"embedding": e.model_copy(
         update={"throughput_tokens_per_s": fig})})
+
+
+def entered_configs(preset: Preset, cfgs: list[Config],
+             before: dict[str, tuple[Figure, Figure]]) -> list[str]:
+    """Configurations whose planned figures rest on entered ones (as entered, or scaled
+    from them onto another card), measurements not having replaced them."""
+    t = preset.training
+    assert t is not None
+    own = {"baseline": t.baseline, **{v.name: v for v in t.variants}}
+    out = []
+    for cfg in cfgs:
+        step, peak = before[cfg.name]
+        c = own[cfg.name]
+        if ((c.step_time_s.source == "entered" and cfg.step_time == step)
+                or (c.peak_memory_gib.source == "entered" and cfg.peak_memory == peak)):
+            out.append(cfg.name)
+    return out

@@ -235,3 +235,10 @@ def test_figures_built_in_code_are_anchored_too() -> None:
     assert moved.ablation is not None
     assert moved.ablation.baseline.step_time_s.card == "l40s"
     assert moved.ablation.variants[0].step_time_s.card == "a6000"
+
+
+def test_figures_scaled_from_entered_ones_still_ask_to_be_measured() -> None:
+    preset, _ = load_preset("ablation-7d")
+    plan = plan_campaign(on_card(preset, "l40s"), load_catalog())
+    assert any(w.startswith("6 of 6 configurations rest on `entered` figures")
+               for w in plan.warnings)
