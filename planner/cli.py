@@ -66,6 +66,10 @@ def plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--measurements", metavar="FILE",
                    help="plan from measured figures (`campaign-planner measure`), each "
                         "labelled measured, scaled or analytic")
+    p.add_argument("--estimate", choices=("typical", "cautious"), default="cautious",
+                   help="figures taken on another card, and analytic ones, are planned on the "
+                        "slow end of their range (cautious, the default) or on the calibrated "
+                        "value (typical); stated in the plan's assumptions")
     p.add_argument("--corpus", metavar="FILE",
                    help="embedding presets: scan this corpus for exact counts, and write the "
                         "shard list (shards.toml, shards.jsonl) next to plan.toml")
@@ -123,7 +127,7 @@ def cmd_plan(argv: Sequence[str]) -> int:
         layout = for_preset(preset, source, args.corpus, args.id_field, args.text_field,
                             out=args.out, force=args.force)
     plan = plan_campaign(preset, catalog, created=created, source=source, corpus=layout,
-                         measurements=measurements)
+                         measurements=measurements, estimate=args.estimate)
     card = catalog.get(preset.campaign.card)
     order, order_warnings = make_order(preset, plan, card, contact)
     if order_warnings:

@@ -78,6 +78,13 @@ class Assumptions(Lax):
     """Embedding throughput per card."""
     measurements: MeasuredFrom | None = None
     """Where measured figures came from (`--measurements FILE`), when any."""
+    estimate: Literal["typical", "cautious"] = "cautious"
+    """Which end of their range scaled and analytic figures are planned on: `cautious`
+    takes the slow end (the default), `typical` the calibrated value."""
+    measured_configs: list[str] = []
+    """Configurations whose figures come from the measurements."""
+    configs_total: int = 0
+    """Configurations in the campaign (baseline and variants; 1 for an embedding)."""
 
 
 class Run(Lax):

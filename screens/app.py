@@ -22,6 +22,7 @@ from textual.signal import Signal
 from planner.catalog import Catalog, load_catalog
 from planner.errors import InputError
 from planner.loading import DEFAULT_PRESET, load_preset, shipped_presets
+from planner.measured import merge_measurements
 from planner.preset import Preset
 from screens import state
 from screens.advise import AdviseScreen
@@ -124,8 +125,11 @@ class PlannerApp(App[None]):
         self._publish(state.fail(self.workspace, InputError(message, field=field)))
 
     def use_measurements(self, measurements: Any) -> None:
-        """Let measurements flow into the plan."""
+        """Let measurements flow into the plan; a partial one replaces only the
+        configurations it measured."""
         ws = self.workspace
+        if measurements is not None:
+            measurements = merge_measurements(ws.measurements, measurements)
         self._publish(state.apply(ws, ws.preset, self.catalog, created=self.created,
                                   measurements=measurements, remember=False))
 
@@ -215,8 +219,8 @@ class PlannerApp(App[None]):
                                 lambda d=days: self.attempt(lambda p: state.set_window(p, d)))
         for key, card in self.catalog.cards.items():
             yield SystemCommand(f"Card: {card.name}", f"Plan on {key}, {card.memory_gib:g} GB "
-                                f"{card.architecture}", lambda k=key: self.edit("campaign",
-                                                                                card=k),
+                                f"{card.architecture}", lambda k=key: self.attempt(
+                                    lambda p: state.set_card(p, k)),
                                 discover=False)
         for name, line in shipped_presets().items():
             yield SystemCommand(f"Open preset: {name}", line,

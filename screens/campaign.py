@@ -74,8 +74,8 @@ class CampaignScreen(PlannerScreen):
                            RadioButton("custom hours"), id="window", compact=True)
         with Grid(id="campaign-grid"):
             yield from _rows()
-        yield Label("Card model: Enter or click (figures stay as entered; 5 Compare scales "
-                    "them)", classes="title", id="cards-title")
+        yield Label("Card model: Enter or click (figures scale from the card they were "
+                    "taken on)", classes="title", id="cards-title")
         table = CardTable(id="cards", cursor_type="row", zebra_stripes=True)
         yield table
 
@@ -123,6 +123,9 @@ class CampaignScreen(PlannerScreen):
     def edited(self, path: str, value: object) -> None:
         if path == "campaign.kind":
             self.planner.attempt(lambda p: state.switch_kind(p, str(value)))
+        elif path == "campaign.price_per_card_hour":
+            price = value if isinstance(value, float) else None
+            self.planner.attempt(lambda p: state.set_price(p, price))
         elif path == "campaign.window_hours":
             if isinstance(value, float):
                 self.planner.attempt(lambda p: state.set_window(p, None, value))
@@ -139,8 +142,9 @@ class CampaignScreen(PlannerScreen):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        if event.row_key.value is not None:
-            self.planner.edit("campaign", card=event.row_key.value)
+        key = event.row_key.value
+        if key is not None:
+            self.planner.attempt(lambda p: state.set_card(p, str(key)))
 
     def action_window(self, days: int) -> None:
         """Rent for a standard number of days."""

@@ -13,8 +13,6 @@ from textual.widgets import DataTable, Label, Static
 
 from planner.compare import DEFAULT_CARDS, CardComparison, compare_cards
 from planner.errors import InputError
-from planner.estimates import analytic_on, entered_on, with_card
-from planner.preset import Preset
 from screens import state
 from screens.base import PlannerScreen
 from screens.state import Workspace
@@ -32,7 +30,8 @@ def per_config(table: DataTable[Any], rows: list[CardComparison]) -> None:
         cells: list[Any] = []
         for r in planned:
             on = r.configs[i]
-            cells.append(Text(f"{on.headroom_gib:+.1f} GiB {on.step_time_s:.3g} s"
+            span = f" ({on.step_time_range})" if on.step_time_range else ""
+            cells.append(Text(f"{on.headroom_gib:+.1f} GiB {on.step_time_s:.3g} s{span}"
                               + ("" if on.fits else " ✗"), "" if on.fits else "red"))
         table.add_row(c.config, *cells)
 
@@ -93,8 +92,10 @@ class CompareScreen(PlannerScreen):
                        f"on each card model; figures: {source}. Enter plans on the selected one.")
         self._table(ws, rows)
         per_config(self.query_one("#per-config", DataTable), rows)
+        said = list(dict.fromkeys(w for r in rows for w in r.warnings))
         self.query_one("#compare-provenance", Static).update("\n".join(
-            f"{r.card}: {'; '.join(r.provenance) if r.planned else r.error}" for r in rows))
+            [f"{r.card}: {'; '.join(r.provenance) if r.planned else r.error}" for r in rows]
+            + [f"⚠ {w}" for w in said]))
 
     def _table(self, ws: Workspace, rows: list[CardComparison]) -> None:
         table = self.query_one("#comparison", DataTable)
@@ -125,18 +126,10 @@ class CompareScreen(PlannerScreen):
         key = event.row_key.value
         if key is None or key == self.planner.workspace.preset.campaign.card:
             return
-        ws, catalog = self.planner.workspace, self.planner.catalog
-
-        # The campaign moves to the card with its figures as compared: scaled from the
-        # preset's card (or analytic), so the plan shows what the row showed.
-        def moved(p: Preset) -> Preset:
-            if ws.measurements is not None:
-                return with_card(p, key)
-            return analytic_on(p, key, catalog) if self.analytic else entered_on(p, key,
-                                                                                 catalog)
-
-        if self.planner.attempt(moved):
-            self.notify(f"Planning on {key}, figures as compared")
+        # Only the card changes: every figure keeps the card it was taken on, and the plan
+        # derives it for the new card, so coming back gives the same plan.
+        if self.planner.attempt(lambda p: state.set_card(p, str(key))):
+            self.notify(f"Planning on {key}; figures scaled from the cards they were taken on")
 
     def _set_cards(self, keys: list[str]) -> None:
         self.cards = keys

@@ -13,6 +13,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Label, Static
 
 from planner.plan import Plan
+from planner.render import estimate_line, measured_line
 from screens.base import PlannerScreen
 from screens.state import Workspace
 from screens.text import cost, hours, runs_fit
@@ -45,6 +46,7 @@ def figures(plan: Plan) -> str:
     else:
         lines.append("no seed's whole matrix completes in the window")
     lines.append(cost(plan))
+    lines += [text for text in (measured_line(plan), estimate_line(plan)) if text]
     return "\n".join(lines)
 
 

@@ -19,6 +19,7 @@ from textual.widgets import DataTable, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState
 
 from planner.errors import InputError
+from planner.render import measured_line
 from screens import state
 from screens.base import PlannerScreen
 from screens.state import Workspace
@@ -177,10 +178,12 @@ class MeasureScreen(PlannerScreen):
             result = event.worker.result
             self.planner.use_measurements(result)
             partial = bool(getattr(result, "partial", False)) or cancelled
-            label.update("cancelled: partial result used" if partial else "done")
+            count = measured_line(self.planner.workspace.plan).split(" (")[0]
+            label.update(f"cancelled: {count}" if partial else "done")
             device = getattr(getattr(result, "device", None), "name", "this machine")
-            self._message(f"Measured on {device}; the plan now uses these figures"
-                          f"{' (partial)' if partial else ''}. r goes back to entered ones.")
+            self._message(f"Measured on {device}; {count or 'the plan uses these figures'}"
+                          f"{'; the others keep their previous figures' if partial else ''}. "
+                          "r goes back to the preset's figures.")
         elif event.state == WorkerState.ERROR:
             label.update("failed")
             error = event.worker.error or RuntimeError("unknown error")

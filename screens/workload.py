@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.containers import Grid, Vertical
 from textual.widgets import DataTable, Label, Static
 
+from planner.costs import Figure
 from planner.discipline import variant_findings
 from planner.preset import Adaptation, Baseline, Overheads, Training, Variant
 from screens import state
@@ -59,9 +60,14 @@ def flag(training: Training, variant: Variant) -> str:
     return f"⚠ waived: {short}" if variant.waive_one_factor else f"✗ {short}"
 
 
-def sources(costed: Baseline | Variant) -> str:
-    """Provenance of the step time and the peak, once when they agree."""
-    step, peak = costed.step_time_s.label(), costed.peak_memory_gib.label()
+def sources(costed: Baseline | Variant, card: str = "") -> str:
+    """Provenance of the step time and the peak, once when they agree; with the card they
+    were taken on when it is not the campaign's `card` (the plan scales them from it)."""
+    def one(fig: Figure) -> str:
+        return fig.label() + (f" on {fig.card}" if fig.card not in ("", card) and fig.source
+                              in ("entered", "analytic") else "")
+
+    step, peak = one(costed.step_time_s), one(costed.peak_memory_gib)
     return step if step == peak else f"step {step}, peak {peak}"
 
 
@@ -153,14 +159,15 @@ class WorkloadScreen(PlannerScreen):
         row = table.cursor_row
         table.clear()
         b = training.baseline
+        card = self.planner.workspace.preset.campaign.card
         table.add_row("kept", "baseline", "(the reference)", f"{b.step_time_s.value:g}",
                       f"{b.peak_memory_gib.value:g}", state.show_number(b.memory_per_sample_gib),
-                      sources(b), key="baseline")
+                      sources(b, card), key="baseline")
         for i, v in enumerate(training.variants):
             table.add_row(flag(training, v), v.name, state.show_factors(v.changes),
                           f"{v.step_time_s.value:g}", f"{v.peak_memory_gib.value:g}",
                           state.show_number(v.memory_per_sample_gib),
-                          sources(v), key=f"v{i}")
+                          sources(v, card), key=f"v{i}")
         if self._want_row is not None:
             row, self._want_row = self._want_row, None
         if table.row_count:
