@@ -18,13 +18,13 @@ from planner.advise_goal import Goal, complete_seeds, headroom, meets, needs
 from planner.advise_model import Advice, FrontierCell, Option, Skipped, Space
 from planner.campaign import plan_campaign
 from planner.catalog import Catalog
+from planner.costs import Estimate
 from planner.errors import InputError
-from planner.estimates import entered_on, with_card
+from planner.estimates import DEFAULT_ESTIMATE, on_card
 from planner.measurements import Measurements
 from planner.plan import Plan
 from planner.preset import Preset
 
-Estimate = Literal["typical", "cautious"]
 Progress = Callable[[int, int], None]
 """Called as `progress(done, total)` after each order is planned; may raise to stop."""
 
@@ -34,8 +34,7 @@ def order_preset(preset: Preset, catalog: Catalog, card: str, cards: int, window
     """The campaign on one order: the card changed the way Compare changes it (figures
     derived from the preset's own card, or from the measurements), then the count and the
     window. Both the search and adopting an option go through here."""
-    moved = with_card(preset, card) if measurements is not None else entered_on(
-        preset, card, catalog)
+    moved = on_card(preset, card)
     standard = window_days in (3, 7, 30)
     campaign = moved.campaign.model_copy(update={
         "cards": cards, "window_days": window_days if standard else None,
@@ -48,10 +47,9 @@ def plan_order(preset: Preset, catalog: Catalog, measurements: Measurements | No
                source: str | None = None) -> Plan:
     """The one call advise makes to the planner, for the search and for `--out` alike, so
     an exported option is the plan the search ranked. `estimate` (typical or cautious end
-    of the cross-card range) is validated and carried to this point; plan_campaign does not
-    take it yet: pass it on as `estimate=estimate` once plan_campaign accepts it."""
+    of the cross-card range) defaults to the planner's own default when not given."""
     return plan_campaign(preset, catalog, measurements=measurements, created=created,
-                         source=source)
+                         source=source, estimate=estimate or DEFAULT_ESTIMATE)
 
 
 def advise(preset: Preset, catalog: Catalog, space: Space, goal: Goal, *,

@@ -13,7 +13,7 @@ from planner.advise_goal import Goal, parse_goal
 from planner.advise_model import Space
 from planner.campaign import plan_campaign
 from planner.catalog import Catalog, load_catalog
-from planner.estimates import entered_on
+from planner.estimates import on_card
 from planner.loading import load_preset, parse_preset
 from planner.plan import Plan
 from planner.preset import Preset
@@ -32,7 +32,7 @@ def priced(tmp_path: Path, prices: dict[str, float] = PRICES) -> Catalog:
 def direct(preset: Preset, catalog: Catalog, card: str, cards: int, days: int) -> Plan:
     """Plan one order the long way: Compare's move to the card, then the count and the
     window written into the preset and validated as a file would be."""
-    data = entered_on(preset, card, catalog).model_dump(mode="json", exclude_none=True)
+    data = on_card(preset, card).model_dump(mode="json", exclude_none=True)
     data["campaign"].update(cards=cards, window_days=days)
     return plan_campaign(parse_preset(data, "order.toml"), catalog)
 
@@ -118,7 +118,7 @@ def test_order_preset_moves_like_compare() -> None:
     catalog = load_catalog()
     p, _ = load_preset("ablation-7d")
     moved = order_preset(p, catalog, "l40s", 2, 3)
-    by_compare = entered_on(p, "l40s", catalog)
+    by_compare = on_card(p, "l40s")
     assert moved.ablation == by_compare.ablation
     assert (moved.campaign.card, moved.campaign.cards, moved.campaign.hours) == ("l40s", 2, 72)
     assert order_preset(p, catalog, "a6000", 4, 7) == p

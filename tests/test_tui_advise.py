@@ -76,8 +76,11 @@ async def test_adopting_options_never_drifts_the_figures() -> None:
         await pilot.press("7")
         await adopt(pilot, "l40s", 4, 7)
         await adopt(pilot, "h100-sxm", 2, 7)
+        # The preset keeps the figure on its anchor; only the plan derives it for the card.
         step = app.workspace.preset.ablation.baseline.step_time_s  # type: ignore[union-attr]
-        assert (step.source, step.device) == ("scaled", "NVIDIA RTX A6000")
+        assert (step.source, step.card) == ("entered", "a6000")
+        planned = app.workspace.plan.assumptions.figures[0].step_time_s
+        assert (planned.source, planned.device) == ("scaled", "NVIDIA RTX A6000")
         await adopt(pilot, "a6000", 5, 7)
         back = app.workspace.preset
         assert back.ablation == original.ablation
