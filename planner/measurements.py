@@ -105,7 +105,8 @@ class BatchChoice(Strict):
     card: str
     """Catalog key of the target card searched for."""
     budget_gib: float
-    """Memory a run may use there: card memory less the preset's margin."""
+    """Memory a run may use there: usable memory less the CUDA context and the preset's
+    margin (less DDP's buckets for a run on several cards)."""
     method: Literal["cuda", "fake-tensor"]
     """How each candidate was judged: a real step under a memory cap, or the estimate."""
     largest: int
