@@ -157,7 +157,13 @@ class ConfigMeasurement(Strict):
     achieved_tflops: float | None = None
     """FLOPs per step ÷ median step time."""
     mfu: float | None = None
-    """Achieved ÷ the device's dense peak for the dtype (unknown on CPU)."""
+    """Achieved ÷ the device's dense peak for the dtype (unknown on CPU); model FLOPs, so
+    the recompute of activation checkpointing is not counted."""
+    hardware_flops_per_step: float | None = None
+    """FLOPs the device ran, the recompute of activation checkpointing included; set only
+    where it differs from `flops_per_step`."""
+    hfu: float | None = None
+    """Hardware FLOPs utilization: `hardware_flops_per_step` ÷ median ÷ the dense peak."""
     flags: list[str] = []
     """Things to look at: MFU above 100 % or below 5 %, allocator retries, a partial run."""
 
