@@ -61,8 +61,7 @@ def probe(b: Backend, w: Workload, step_at: Callable[[], Callable[[], None]]) ->
         b.reset_peak()
         ok = ran(holder[0], b.oom_errors)
     got = b.peak() if ok else None
-    holder.clear()
-    fresh(b, w)
+    holder.clear()  # the next probe (or the timed run) starts from its own clean slate
     return got.reserved_gib if got is not None else None
 
 
