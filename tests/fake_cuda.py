@@ -5,8 +5,9 @@ caching allocator's documented rules (torch "CUDA semantics: memory management")
   (its bytes × `scale`, rounded up to 512); it is freed when the storage dies — by Python's
   own rules, so an exception's traceback keeps its frames' tensors alive until the handler
   exits, and reference cycles wait for `gc.collect()`;
-- a freed block stays *reserved* (cached) and is reused by a later request it can hold;
-  only `empty_cache()` gives cached blocks back;
+- a freed block stays *reserved* (cached) and is reused, split, by a later request it can
+  hold (best fit); free neighbours in a segment coalesce; only `empty_cache()` gives
+  segments with nothing allocated back;
 - `set_per_process_memory_fraction` caps *reserved* memory at fraction × total; a request
   the cache cannot serve and the cap cannot take frees the whole cache, counts a retry
   (`num_alloc_retries`), tries again, then raises `torch.OutOfMemoryError`;
@@ -16,7 +17,6 @@ caching allocator's documented rules (torch "CUDA semantics: memory management")
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import time
 import weakref
@@ -32,6 +32,16 @@ from torch.utils._pytree import tree_flatten
 from planner.measure.backend import CudaBackend
 
 MIB = 2**20
+
+
+class _Block:
+    """A piece of a segment: allocated, or free and cached."""
+
+    __slots__ = ("free", "offset", "segment", "size")
+
+    def __init__(self, segment: list[_Block], offset: int, size: int, free: bool = True
+                 ) -> None:
+        self.segment, self.offset, self.size, self.free = segment, offset, size, free
 
 
 class _Event:
@@ -56,13 +66,15 @@ class FakeCuda:
     def __init__(self, total_mib: float = 48676, *, scale: float = 1.0,
                  name: str = "NVIDIA RTX A6000", cc: tuple[int, int] = (8, 6),
                  fail_at_call: int | None = None) -> None:
+        """`fail_at_call`: the allocation with this number runs out of memory whatever the
+        cache holds (after the flush and the retry)."""
         self.total = int(total_mib * MIB)
         self.scale, self.name, self.cc = scale, name, cc
         self.fraction = 1.0
         self.allocated = self.reserved = self.peak_allocated = self.peak_reserved = 0
         self.retries = self.ooms = self.calls = 0
-        self.cached: list[int] = []
-        self.live: dict[int, tuple[int, int]] = {}
+        self.segments: list[list[_Block]] = []
+        self.live: dict[int, _Block] = {}
         self.fail_at_call = fail_at_call
         self.fractions: list[float] = []
 
@@ -82,10 +94,6 @@ class FakeCuda:
 
     def synchronize(self, index: int | None = None) -> None:
         pass
-
-    def empty_cache(self) -> None:
-        self.reserved -= sum(self.cached)
-        self.cached.clear()
 
     def set_per_process_memory_fraction(self, fraction: float, index: int | None = None
                                         ) -> None:
@@ -111,13 +119,22 @@ class FakeCuda:
     def cap(self) -> int:
         return int(self.fraction * self.total)
 
-    def malloc(self, nbytes: int) -> tuple[int, int]:
-        """(size, block) of a new allocation, or torch.OutOfMemoryError."""
+    def malloc(self, nbytes: int) -> _Block:
+        """A block for a new allocation (best fit in the cache, split; else a new segment),
+        or torch.OutOfMemoryError."""
         self.calls += 1
         size = -(-int(nbytes * self.scale) // 512) * 512
-        i = bisect.bisect_left(self.cached, size)
-        if i < len(self.cached):
-            block = self.cached.pop(i)
+        # An injected failure: the cache cannot serve this one (another process took it).
+        fits = ([] if self.calls == self.fail_at_call else
+                [b for seg in self.segments for b in seg if b.free and b.size >= size])
+        if fits:
+            block = min(fits, key=lambda b: (b.size, b.offset))
+            if block.size > size:  # split: the rest stays cached in the same segment
+                seg = block.segment
+                rest = _Block(seg, block.offset + size, block.size - size)
+                seg.insert(seg.index(block) + 1, rest)
+                block.size = size
+            block.free = False
         else:
             if self.reserved + size > self.cap or self.calls == self.fail_at_call:
                 self.empty_cache()
@@ -127,17 +144,32 @@ class FakeCuda:
                     raise torch.OutOfMemoryError(
                         f"CUDA out of memory (fake): tried to allocate {size / MIB:.1f} MiB "
                         f"with {self.reserved / MIB:.1f} of {self.cap / MIB:.1f} MiB reserved")
-            block = size
+            segment: list[_Block] = []
+            block = _Block(segment, 0, size, free=False)
+            segment.append(block)
+            self.segments.append(segment)
             self.reserved += size
         self.allocated += size
         self.peak_allocated = max(self.peak_allocated, self.allocated)
         self.peak_reserved = max(self.peak_reserved, self.reserved)
-        return size, block
+        return block
 
     def _free(self, key: int) -> None:
-        size, block = self.live.pop(key)
-        self.allocated -= size
-        bisect.insort(self.cached, block)
+        block = self.live.pop(key)
+        self.allocated -= block.size
+        block.free = True
+        seg = block.segment
+        i = seg.index(block)
+        # Coalesce with free neighbours in the segment, as the allocator does.
+        if i + 1 < len(seg) and seg[i + 1].free:
+            block.size += seg.pop(i + 1).size
+        if i > 0 and seg[i - 1].free:
+            seg[i - 1].size += seg.pop(i).size
+
+    def empty_cache(self) -> None:
+        keep = [seg for seg in self.segments if not all(b.free for b in seg)]
+        self.reserved = sum(b.size for seg in keep for b in seg)
+        self.segments = keep
 
     def track(self, t: torch.Tensor) -> None:
         """Count `t`'s storage as an allocation, if it is new."""

@@ -200,6 +200,10 @@ class _Measurer:
         found = largest_micro_batch(peak, budget, start=job.micro_batch, limit=per_card,
                                     oom_errors=self.b.oom_errors, recover=self.b.clean_slate,
                                     stop=self.cancel.is_set)
+        if w is not None and found.per_sample() is None and found.largest > 1:
+            # One size ran: one more clean probe gives the growth per sample.
+            half = found.largest // 2
+            found.tried.append((half, peak(half)))
         picked = choose(found.largest, job.micro_batch, job.accumulation)
         choice = BatchChoice(
             card=label, budget_gib=round(budget, 3),
@@ -212,6 +216,7 @@ class _Measurer:
 
     def _time(self, job: Job, w: Workload | None, mb: int, acc: int) -> Timed:
         w = w or job.build(self.b.device)
+        fresh(self.b, w)  # before the inputs: they must not land in the search's cache
         data = w.make_batch(mb)
         kind = self.b.kind
         work = w
@@ -222,7 +227,6 @@ class _Measurer:
             else:
                 forward_only(work, data, self.dtype, kind)
 
-        fresh(self.b, w)
         try:
             return timed_run(self.b, w, step, self.warmup, self.steps, self.cancel.is_set,
                              lambda label: self.ticker.tick(f"{job.name}: {label}"))
