@@ -76,6 +76,7 @@ class FakeCuda:
         self.segments: list[list[_Block]] = []
         self.live: dict[int, _Block] = {}
         self.fail_at_call = fail_at_call
+        self.fail_always = False
         self.fractions: list[float] = []
 
     # --- torch.cuda's API ------------------------------------------------------------------
@@ -125,7 +126,8 @@ class FakeCuda:
         self.calls += 1
         size = -(-int(nbytes * self.scale) // 512) * 512
         # An injected failure: the cache cannot serve this one (another process took it).
-        fits = ([] if self.calls == self.fail_at_call else
+        injected = self.calls == self.fail_at_call or self.fail_always
+        fits = ([] if injected else
                 [b for seg in self.segments for b in seg if b.free and b.size >= size])
         if fits:
             block = min(fits, key=lambda b: (b.size, b.offset))
@@ -136,10 +138,10 @@ class FakeCuda:
                 block.size = size
             block.free = False
         else:
-            if self.reserved + size > self.cap or self.calls == self.fail_at_call:
+            if self.reserved + size > self.cap or injected:
                 self.empty_cache()
                 self.retries += 1
-                if self.reserved + size > self.cap or self.calls == self.fail_at_call:
+                if self.reserved + size > self.cap or injected:
                     self.ooms += 1
                     raise torch.OutOfMemoryError(
                         f"CUDA out of memory (fake): tried to allocate {size / MIB:.1f} MiB "

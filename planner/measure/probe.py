@@ -17,9 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from planner.measure.backend import Backend, Peak
-from planner.measure.workloads import Workload
+from planner.measure.workloads import Batch, Workload
+
+T = TypeVar("T", Workload, Batch)
 
 
 def clear(w: Workload) -> None:
@@ -39,6 +42,17 @@ def ran(fn: Callable[[], object], errors: tuple[type[BaseException], ...]) -> bo
     except errors:
         return False
     return True
+
+
+def made(b: Backend, make: Callable[[], T]) -> T | None:
+    """`make()`, retried once from a clean slate after an out-of-memory error; None when
+    it runs out of memory twice."""
+    for _ in range(2):
+        box: list[T] = []
+        if ran(lambda: box.append(make()), b.oom_errors):
+            return box[0]
+        b.clean_slate()
+    return None
 
 
 def fresh(b: Backend, w: Workload | None) -> None:

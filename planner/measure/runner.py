@@ -33,7 +33,7 @@ from planner.measure.backend import GIB, Backend, make_backend
 from planner.measure.flops import count_flops, count_params
 from planner.measure.jobs import Job, jobs
 from planner.measure.memory import Estimate, fake_estimate, forward_only, train_step
-from planner.measure.probe import OutOfMemory, Timed, fresh, probe, ran, timed_run
+from planner.measure.probe import OutOfMemory, Timed, fresh, made, probe, ran, timed_run
 from planner.measure.search import choose, largest_micro_batch
 from planner.measure.workloads import Workload
 from planner.measure_spec import MeasureSpec
@@ -217,9 +217,15 @@ class _Measurer:
     def _time(self, job: Job, w: Workload | None, mb: int, acc: int) -> Timed:
         w = w or job.build(self.b.device)
         fresh(self.b, w)  # before the inputs: they must not land in the search's cache
-        data = w.make_batch(mb)
-        kind = self.b.kind
         work = w
+        data = made(self.b, lambda: work.make_batch(mb))
+        kind = self.b.kind
+        oom = MeasureOOM(
+            f"{job.name}: out of memory at micro-batch {mb} × {acc} on {self.b.device}, "
+            "twice in a row after emptying the cache: lower the batch or measure on a card "
+            "with more memory")
+        if data is None:
+            raise oom
 
         def step() -> None:
             if job.training:
@@ -231,10 +237,7 @@ class _Measurer:
             return timed_run(self.b, w, step, self.warmup, self.steps, self.cancel.is_set,
                              lambda label: self.ticker.tick(f"{job.name}: {label}"))
         except OutOfMemory:
-            raise MeasureOOM(
-                f"{job.name}: out of memory at micro-batch {mb} × {acc} on "
-                f"{self.b.device}, twice in a row after emptying the cache: lower the batch "
-                "or measure on a card with more memory") from None
+            raise oom from None
 
     def _memory(self, job: Job, mb: int, acc: int, timed: Timed, per_sample: float | None,
                 estimates: dict[int, Estimate]) -> Memory:
