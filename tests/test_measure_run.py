@@ -155,10 +155,10 @@ def test_unrecoverable_out_of_memory_is_its_own_error() -> None:
         if p.label == "no-aux-loss: sized":
             fake.fail_always = True          # from now on nothing fits: twice in a row
 
-    with pytest.raises(MeasureOOM, match="out of memory at micro-batch 4 × 2") as info:
-        with fake.tracking():
-            run(tiny_preset(), load_catalog(), steps=2, progress=progress, cancel=None,
-                device="cpu", threads=1, source=None, command="", backend=fake.backend())
+    with (pytest.raises(MeasureOOM, match="out of memory at micro-batch 4 × 2") as info,
+          fake.tracking()):
+        run(tiny_preset(), load_catalog(), steps=2, progress=progress, cancel=None,
+            device="cpu", threads=1, source=None, command="", backend=fake.backend())
     partial = info.value.partial
     assert partial is not None and partial.partial
     assert [c.config for c in partial.configs] == ["baseline"]

@@ -47,8 +47,8 @@ def ran(fn: Callable[[], object], errors: tuple[type[BaseException], ...]) -> bo
 def made(b: Backend, make: Callable[[], T]) -> T | None:
     """`make()`, retried once from a clean slate after an out-of-memory error; None when
     it runs out of memory twice."""
+    box: list[T] = []
     for _ in range(2):
-        box: list[T] = []
         if ran(lambda: box.append(make()), b.oom_errors):
             return box[0]
         b.clean_slate()
