@@ -23,6 +23,7 @@ from planner.plan import (
 )
 from planner.preset import FactorValue, Preset, Training
 from planner.schedule import Placement, schedule
+from planner.stackcheck import cuda_finding
 from planner.summary import summarize
 
 if TYPE_CHECKING:
@@ -55,7 +56,10 @@ def check(preset: Preset, catalog: Catalog, source: str | None = None) -> tuple[
     card = catalog.get(c.card, file=source, field="campaign.card")
     warnings: list[str] = []
     order = preset.order
-    if _version(order.cuda) < _version(card.min_cuda):
+    cuda = cuda_finding(card, order.cuda)
+    if cuda is not None and cuda[0] == "warn":
+        warnings.append(f"order.cuda: {cuda[1]}")
+    elif cuda is not None:
         raise InputError(
             f"CUDA {order.cuda} cannot target {card.name} ({card.sm}); it needs CUDA "
             f">= {card.min_cuda}", file=source, field="order.cuda")
