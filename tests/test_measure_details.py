@@ -58,7 +58,7 @@ def test_sm89_with_cuda_11_1_to_11_7_is_a_warning_not_a_refusal() -> None:
     assert cuda_finding(cards["l40s"], "10.2")[0] == "fail"   # type: ignore[index]
     assert cuda_finding(cards["h100-sxm"], "11.7")[0] == "fail"   # type: ignore[index]
     report = check_stack({"l40s": cards["l40s"]}, None, order=("11.7", "2.0"))
-    assert [f.status for f in report.findings if f.what.startswith("l40s")][0] == "warn"
+    assert next(f.status for f in report.findings if f.what.startswith("l40s")) == "warn"
     data = shipped("ablation-7d")
     data["campaign"]["card"] = "l40s"
     data["order"]["cuda"] = "11.7"
