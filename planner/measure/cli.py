@@ -212,6 +212,9 @@ def summary(m: Any) -> str:
                          f"({b.method}, {b.probes} probes"
                          f"{f', {b.oom_recoveries} OOM recovered' if b.oom_recoveries else ''})"
                          + (" — reduced" if b.reduced else ""))
+        if c.hfu is not None:
+            lines.append(f"    HFU {c.hfu:.0%} (the recompute of activation checkpointing "
+                         "counted; MFU leaves it out)")
         lines += [f"    ! {flag}" for flag in c.flags]
     if any(c.memory.method == "fake-tensor" for c in m.configs):
         lines.append("  ~ fake-tensor estimate (no GPU): weights, gradients, optimizer states "
