@@ -5,8 +5,9 @@ seconds. The counter sees matrix products, convolutions and attention kernels (t
 the peak TFLOPS of a card describes), not elementwise operations.
 
 Model FLOPs leave out the recompute of activation checkpointing (MFU); hardware FLOPs count
-it (HFU): `count_flops(recompute=False)` runs `torch.utils.checkpoint.checkpoint` as a plain
-call while counting.
+it (HFU, and the cross-card roofline, which needs the work the device does):
+`count_flops(recompute=False)` runs `torch.utils.checkpoint.checkpoint` as a plain call
+while counting.
 """
 
 from __future__ import annotations

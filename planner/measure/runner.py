@@ -118,7 +118,7 @@ class _Measurer:
             if batch.micro_batch is not None and batch.accumulation is not None:
                 run_mb, run_acc = batch.micro_batch, batch.accumulation
         self.ticker.tick(f"{job.name}: sized")
-        flops, params, trainable = count_flops(job.build, run_mb, training=job.training)
+        model, params, trainable = count_flops(job.build, run_mb, training=job.training)
         hw = count_flops(job.build, run_mb, training=job.training, recompute=True)[0]
         fits = batch is None or batch.micro_batch is not None
         timed = Timed()
@@ -138,10 +138,10 @@ class _Measurer:
                  else [times[0]] * 9)
             median = statistics.median(times)
             step_time = StepTime(median_s=median, p10_s=q[0], p90_s=q[-1], steps=len(times))
-            achieved = flops * run_acc / median / 1e12
-            mfu = achieved / self.device_peak if self.device_peak else None
-            hfu = (hw * run_acc / median / 1e12 / self.device_peak
-                   if self.device_peak and hw != flops else None)
+            achieved = hw * run_acc / median / 1e12
+            mfu = (model * run_acc / median / 1e12 / self.device_peak if self.device_peak
+                   else None)
+            hfu = achieved / self.device_peak if self.device_peak and hw != model else None
             flags += mfu_flags(mfu)
             if len(times) < self.steps:
                 flags.append(f"stopped early: {len(times)} of {self.steps} steps timed")
@@ -155,8 +155,8 @@ class _Measurer:
             config=job.name, factors=job.factors, ignored_factors=job.ignored, params=params,
             trainable_params=trainable, micro_batch=run_mb, accumulation=run_acc,
             tokens_per_step=run_mb * run_acc * job.seq_len, step_time=step_time,
-            memory=memory, batch=batch, flops_per_step=float(flops * run_acc),
-            hardware_flops_per_step=float(hw * run_acc) if hw != flops else None,
+            memory=memory, batch=batch, flops_per_step=float(hw * run_acc),
+            model_flops_per_step=float(model * run_acc) if hw != model else None,
             achieved_tflops=achieved, mfu=mfu, hfu=hfu, flags=flags)
 
     def _not_built(self, job: Job, budget: float, label: str,
@@ -164,7 +164,8 @@ class _Measurer:
         """The weights alone overflow the cap: recorded as not fitting, and the search
         goes on with the next configuration."""
         self.ticker.tick(f"{job.name}: does not fit {label}", self.units())
-        flops, params, trainable = count_flops(job.build, 1, training=job.training)
+        flops, params, trainable = count_flops(job.build, 1, training=job.training,
+                                               recompute=True)
         per_card = job.micro_batch * job.accumulation
         return ConfigMeasurement(
             config=job.name, factors=job.factors, ignored_factors=job.ignored, params=params,
