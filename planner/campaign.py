@@ -12,6 +12,7 @@ from planner.catalog import Card, Catalog
 from planner.errors import InputError
 from planner.matrix import Config, RunSpec, configs, expand, fmt_value, memory_budget
 from planner.measurements import Measurements, provenance
+from planner.multicard import entered_note
 from planner.plan import (
     AdaptationPlan,
     Assumptions,
@@ -231,6 +232,8 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
         cfgs, notes, more = measured.apply_training(preset, training, cfgs, measurements, c.card,
                                                     card, catalog)
         warnings += more
+    elif training.cards_per_run > 1:
+        notes.append(entered_note(training.cards_per_run))
     specs = expand(training, cfgs, cid, o)
     fitting = [s.config.fits for s in specs]
     # Configurations that do not fit memory never reach the scheduler, and neither do

@@ -77,3 +77,10 @@ def multi_card(card: Card, cards: int, trainable_params: int) -> MultiCard | Non
     seconds = 2.0 * (cards - 1) / cards * grad_bytes / (gbps * 1e9)
     return MultiCard(cards=cards, link=link, link_gbps=gbps, gradient_gib=grad_bytes / GIB,
                      allreduce_s=seconds, bucket_gib=grad_bytes / GIB, nccl_gib=NCCL_GIB)
+
+
+def entered_note(cards: int) -> str:
+    """What the plan says of a run on several cards whose figures were entered."""
+    return (f"{cards} cards per run: the entered step time and peak are taken as a run on "
+            f"{cards} cards (all-reduce and DDP memory included); with --measurements the "
+            "one-card figures get an analytic all-reduce term and DDP's buckets")

@@ -130,3 +130,12 @@ def test_a_cuda_index_reaches_the_device() -> None:
             make_backend("cuda:1", None)
     with pytest.raises(MeasureUnavailable, match="no CUDA device 5"):
         fake.backend(5)
+
+
+def test_a_plan_on_several_cards_from_entered_figures_says_how_it_took_them() -> None:
+    data = shipped("ablation-7d")
+    a = data["ablation"]
+    a.update(cards_per_run=2, effective_batch=a["micro_batch"] * a["accumulation"] * 2)
+    plan = plan_dict(data)
+    assert any("2 cards per run: the entered step time and peak are taken as a run on 2 "
+               "cards" in d for d in plan.decisions)

@@ -20,10 +20,6 @@ from __future__ import annotations
 import statistics
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime
-from typing import Any
-
-import torch
 
 from planner.catalog import Card, Catalog
 from planner.errors import InputError
@@ -34,10 +30,10 @@ from planner.measure.flops import count_flops, count_params
 from planner.measure.jobs import Job, jobs
 from planner.measure.memory import Estimate, fake_estimate, forward_only, train_step
 from planner.measure.probe import OutOfMemory, Timed, fresh, made, probe, ran, timed_run
+from planner.measure.record import record
 from planner.measure.search import choose, largest_micro_batch
 from planner.measure.workloads import Workload
-from planner.measure_spec import MeasureSpec
-from planner.measured import require_spec, workload_fingerprint
+from planner.measured import require_spec
 from planner.measurements import (
     BatchChoice,
     ConfigMeasurement,
@@ -45,9 +41,6 @@ from planner.measurements import (
     Measurements,
     Memory,
     StepTime,
-)
-from planner.measurements import (
-    Workload as WorkloadRecord,
 )
 from planner.multicard import multi_card
 from planner.preset import Preset
@@ -297,7 +290,7 @@ def run(preset: Preset, catalog: Catalog, *, steps: int | None,
         try:
             cm = m.measure(job)
         except MeasureOOM as exc:
-            exc.partial = _record(preset, spec, dev, configs, True, command)
+            exc.partial = record(preset, spec, dev, configs, True, command)
             raise
         except passthrough:
             raise
@@ -314,22 +307,4 @@ def run(preset: Preset, catalog: Catalog, *, steps: int | None,
         configs.append(cm)
         if job.key:
             by_key[job.key] = cm
-    return _record(preset, spec, dev, configs, cancel.is_set(), command)
-
-
-def _record(preset: Preset, spec: MeasureSpec, dev: Any, configs: list[ConfigMeasurement],
-            partial: bool, command: str) -> Measurements:
-    t, e = preset.training, preset.embedding
-    seq = (min(e.lengths.max, e.truncation_tokens) if e is not None
-           else spec.seq_len)
-    workload = WorkloadRecord(
-        source="factory" if spec.factory else "reference", spec=spec.model_dump(mode="json",
-                                                                                 exclude_none=True),
-        micro_batch=t.micro_batch if t else (configs[0].micro_batch if configs else 1),
-        accumulation=t.accumulation if t else 1, cards_per_run=t.cards_per_run if t else 1,
-        seq_len=seq, fingerprint=workload_fingerprint(preset))
-    return Measurements(
-        preset=preset.campaign.name, kind=preset.campaign.kind,
-        date=datetime.now(UTC).replace(microsecond=0).isoformat(), torch=torch.__version__,
-        cuda=torch.version.cuda or "", dtype=spec.dtype, target_card=preset.campaign.card,
-        device=dev, workload=workload, partial=partial, command=command, configs=configs)
+    return record(preset, spec, dev, configs, cancel.is_set(), command)
