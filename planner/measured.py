@@ -210,12 +210,13 @@ def apply_training(preset: Preset, training: Training, cfgs: list[Config], m: Me
         mb, acc, peak, fits, reason, how = choose_batch(
             cm, training, card_key, budget - (mc.extra_gib if mc else 0.0))
         step = step_figure(cm, m, card_key, card, catalog)
-        if mc is not None and step is not None:
+        if mc is not None:
             peak += mc.extra_gib
-            step = step.model_copy(update={"value": step.value + mc.allreduce_s,
-                                           "note": f"{step.note}; {mc.time_note()}"})
             notes.append(f"{cfg.name}: {mc.cards} cards per run: {mc.time_note()}; "
                          f"{mc.memory_note()}")
+            if step is not None:
+                step = step.model_copy(update={"value": step.value + mc.allreduce_s,
+                                               "note": f"{step.note}; {mc.time_note()}"})
         if step is None:
             warnings.append(f"{cfg.name}: no usable step time in the measurements: the "
                             "entered one is kept")

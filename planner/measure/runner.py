@@ -97,6 +97,9 @@ class _Measurer:
     def measure(self, job: Job) -> ConfigMeasurement | None:
         """One configuration; None when cancelled before anything was timed."""
         budget, label, flags = self._budget(job)
+        if budget <= 0:
+            flags.append(f"no memory is left for the model on {label} (budget {budget:.2f} GiB)")
+            return self._not_built(job, 1e-6, label, flags)
         w: Workload | None = None
         if self.b.kind == "cuda":
             self.b.cap(budget)  # before building: the weights count against the cap
