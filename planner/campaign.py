@@ -15,6 +15,7 @@ from planner.errors import InputError
 from planner.estimates import DEFAULT_ESTIMATE, entered_configs, figures_on
 from planner.matrix import Config, RunSpec, configs, expand, fmt_value, memory_budget
 from planner.measurements import Measurements, provenance
+from planner.multicard import entered_note
 from planner.plan import (
     AdaptationPlan,
     Assumptions,
@@ -26,6 +27,7 @@ from planner.plan import (
 )
 from planner.preset import FactorValue, Preset, Training
 from planner.schedule import Placement, schedule
+from planner.stackcheck import cuda_finding
 from planner.summary import summarize
 
 if TYPE_CHECKING:
@@ -58,7 +60,10 @@ def check(preset: Preset, catalog: Catalog, source: str | None = None) -> tuple[
     card = catalog.get(c.card, file=source, field="campaign.card")
     warnings: list[str] = []
     order = preset.order
-    if _version(order.cuda) < _version(card.min_cuda):
+    cuda = cuda_finding(card, order.cuda)
+    if cuda is not None and cuda[0] == "warn":
+        warnings.append(f"order.cuda: {cuda[1]}")
+    elif cuda is not None:
         raise InputError(
             f"CUDA {order.cuda} cannot target {card.name} ({card.sm}); it needs CUDA "
             f">= {card.min_cuda}", file=source, field="order.cuda")
@@ -242,6 +247,8 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
         cfgs, notes, more = measured.apply_training(on, training, cfgs, measurements, c.card,
                                                     card, catalog, estimate)
         warnings += more
+    elif training.cards_per_run > 1:
+        notes.append(entered_note(training.cards_per_run))
     warnings += disagreements(preset, derived, {cfg.name: cfg.step_time for cfg in cfgs},
                               catalog)
     specs = expand(training, cfgs, cid, o)

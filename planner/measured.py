@@ -25,6 +25,7 @@ from planner.errors import InputError
 from planner.matrix import Config, memory_budget
 from planner.measure_spec import MeasureSpec
 from planner.measurements import ConfigMeasurement, Measurements
+from planner.multicard import multi_card
 from planner.preset import Preset, Training
 from planner.scaling import analytic_step_time, planned_on, scale_step_time
 
@@ -189,7 +190,11 @@ def choose_batch(cm: ConfigMeasurement, training: Training, card_key: str,
                f"{'+' if b.largest >= b.limit else ''} by a {b.method} batch search")
         if b.micro_batch and b.accumulation:
             peak = peak_at + (b.micro_batch - at) * (slope or 0.0)
-            return b.micro_batch, b.accumulation, peak, True, "", how
+            if peak <= budget:
+                return b.micro_batch, b.accumulation, peak, True, "", how
+            return (b.micro_batch, b.accumulation, peak, False,
+                    f"peak {peak:.1f} GiB at micro-batch {b.micro_batch} × {b.accumulation} "
+                    f"is over the {budget:.1f} GiB usable on {card_key}", how)
         return (training.micro_batch, training.accumulation, peak_at, False,
                 f"not even micro-batch 1 fits {card_key} ({budget:.1f} GiB usable) by a "
                 f"{b.method} batch search", how)
@@ -226,9 +231,17 @@ def apply_training(preset: Preset, training: Training, cfgs: list[Config], m: Me
                             "kept")
             out.append(cfg)
             continue
-        mb, acc, peak, fits, reason, how = choose_batch(cm, training, card_key,
-                                                        budget)
+        mc = multi_card(card, training.cards_per_run, cm.trainable_params)
+        mb, acc, peak, fits, reason, how = choose_batch(
+            cm, training, card_key, budget - (mc.extra_gib if mc else 0.0))
         step = step_figure(cm, m, card_key, card, catalog, estimate)
+        if mc is not None:
+            peak += mc.extra_gib
+            notes.append(f"{cfg.name}: {mc.cards} cards per run: {mc.time_note()}; "
+                         f"{mc.memory_note()}")
+            if step is not None:
+                step = step.model_copy(update={"value": step.value + mc.allreduce_s,
+                                               "note": f"{step.note}; {mc.time_note()}"})
         if step is None:
             warnings.append(f"{cfg.name}: no usable step time in the measurements: the "
                             "entered one is kept")

@@ -71,7 +71,7 @@ class Assumptions(Lax):
     card_memory_gib: float
     """Memory of the card."""
     memory_budget_gib: float
-    """Memory a run may use: card memory less the margin."""
+    """Memory a run may use: usable card memory less the CUDA context and the margin."""
     figures: list[ConfigFigures] = []
     """Training figures per configuration."""
     throughput_tokens_per_s: Figure | None = None

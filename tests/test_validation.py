@@ -59,7 +59,7 @@ CASES = [
     ("ablation.variants.1.name", "alibi", "ablation.variants", "used twice"),
     ("order.contact", {"name": "Ada", "email": "not-an-email"}, "order.contact.email",
      "not a valid email"),
-    ("order.cuda", "11.0", "order.cuda", "needs CUDA >= 11.1"),
+    ("order.cuda", "10.2", "order.cuda", "needs CUDA >= 11.1"),
     ("overheads.stack_check_hours", 200.0, "overheads", "no usable time"),
     ("overheads.eval_minutes", -1.0, "overheads.eval_minutes", "greater than or equal to 0"),
 ]
