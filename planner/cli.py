@@ -192,9 +192,10 @@ def cmd_schema(argv: Sequence[str]) -> int:
     """Print the preset's JSON Schema."""
     _Parser(prog="campaign-planner schema",
             description="Print the JSON Schema of a preset file.").parse_args(argv)
+    from planner.model import with_descriptions
     from planner.preset import Preset
 
-    print(json.dumps(Preset.model_json_schema(), indent=2))
+    print(json.dumps(with_descriptions(Preset).model_json_schema(), indent=2))
     return 0
 
 

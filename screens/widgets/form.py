@@ -15,11 +15,12 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Input, Label, Select
 
+from planner.model import field_doc
+
 
 def help_of(model: type[BaseModel], name: str) -> str:
     """The field's docstring, used as the row's tooltip."""
-    info = model.model_fields.get(name)
-    return (info.description or "") if info else ""
+    return field_doc(model, name)
 
 
 def _dom_id(path: str) -> str:
