@@ -20,6 +20,9 @@ class Card(Strict):
 
     name: str
     """Full product name."""
+    short: str = ""
+    """A short name that still tells the card apart, e.g. `A100 PCIe 40GB` (the full name
+    less `NVIDIA ` when not given)."""
     architecture: str
     """GPU architecture, e.g. Ampere, Ada Lovelace, Hopper."""
     chip: str = ""
@@ -54,6 +57,11 @@ class Card(Strict):
     """Fields whose value rests on a derivation or a single weak source."""
     sources: list[str] = []
     """Source keys in the project's GPU reference."""
+
+    @property
+    def short_name(self) -> str:
+        """`short`, or the full name without the maker's prefix."""
+        return self.short or self.name.removeprefix("NVIDIA ")
 
     @property
     def sm(self) -> str:

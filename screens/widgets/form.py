@@ -10,10 +10,11 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from pydantic import BaseModel
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.widgets import Input, Label, Select
+from textual.widgets import Input, Label, Select, TextArea
 
 from planner.model import field_doc
 
@@ -129,3 +130,55 @@ class ChoiceRow(FieldRow):
             self._value = text
             with field.prevent(Select.Changed):
                 field.value = text
+
+
+class _Wrapping(TextArea):
+    """A text area where Enter moves on, as in a one-line field, instead of adding a line."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            self.screen.focus_next()
+            return
+        await super()._on_key(event)
+
+
+class WrapRow(FieldRow):
+    """`label [ value ]` whose value wraps onto up to three lines instead of scrolling out
+    of sight (a baseline's factors); Enter moves on, as in a one-line field."""
+
+    DEFAULT_CSS = """
+    WrapRow { height: auto; }
+    WrapRow > TextArea { width: 1fr; height: auto; max-height: 3; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Label(self.label)
+        yield _Wrapping(self._value, soft_wrap=True, compact=True, tab_behavior="focus",
+                        show_line_numbers=False)
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        event.stop()
+        text = event.text_area.text
+        if text == self._value:
+            return
+        self._value = text
+        try:
+            value = self.parse(text)
+        except ValueError as exc:
+            self.set_class(True, "-invalid")
+            self.post_message(self.Invalid(self, self.path, str(exc)))
+            return
+        self.set_class(False, "-invalid")
+        self.post_message(self.Edited(self, self.path, value))
+
+    def sync(self, text: str) -> None:
+        """Show the preset's value, unless the user is typing here."""
+        field = self.query_one(TextArea)
+        if field.has_focus or field.text == text:
+            return
+        self._value = text
+        with field.prevent(TextArea.Changed):
+            field.load_text(text)
+        self.set_class(False, "-invalid")
