@@ -58,9 +58,13 @@ def draw(plan: Plan, width: int) -> list[Text]:
         line.append_text(bar(fig, top, a.memory_budget_gib, bar_w))
         line.append(f" {describe(fig)}")
         lines.append(line)
-    lines.append(Text(f"{' ' * name_w} │ {a.memory_budget_gib:g} GiB usable of "
-                      f"{a.card_memory_gib:g} GiB ({a.overheads.memory_margin_gib:g} GiB margin)"
-                      "; ▒ peak before a micro-batch reduction", style="grey62"))
+    usable = (f"│ {a.memory_budget_gib:g} GiB usable of {a.card_memory_gib:g} GiB "
+              f"({a.overheads.memory_margin_gib:g} GiB margin)")
+    shaded = "▒ peak before a micro-batch reduction"
+    pad = " " * (name_w + 1)
+    legend = [f"{usable}; {shaded}"] if name_w + 1 + len(usable) + 2 + len(shaded) <= width \
+        else [usable, shaded]
+    lines += [Text(pad + part, style="grey62") for part in legend]
     return lines
 
 
