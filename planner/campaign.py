@@ -273,6 +273,6 @@ def _training_warnings(cfgs: list[Config], runs: list[Run], missing: list[NotFit
     if not runs:
         out.append("no run fits the window")
     elif missing:
-        out.append(f"{len(missing)} of {len(runs) + len(missing)} runs do not fit "
-                   "(see not fitting)")
+        out.append(f"{len(missing)} of {len(runs) + len(missing)} runs "
+                   f"{'does' if len(missing) == 1 else 'do'} not fit (see not fitting)")
     return out
