@@ -88,9 +88,22 @@ class FieldRow(Horizontal):
         self.set_class(False, "-invalid")
         self.post_message(self.Edited(self, self.path, value))
 
+    class Submitted(Message):
+        """Enter was pressed in the row (after its value was read)."""
+
+        def __init__(self, row: FieldRow, path: str) -> None:
+            super().__init__()
+            self.row = row
+            self.path = path
+
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
+        self.post_message(self.Submitted(self, self.path))
         self.screen.focus_next()
+
+    def on_input_blurred(self, event: Input.Blurred) -> None:
+        # Out of focus, a long value shows its start, not the end typed last.
+        event.input.cursor_position = 0
 
     def sync(self, text: str) -> None:
         """Show the preset's value, unless the user is typing here."""
@@ -100,6 +113,7 @@ class FieldRow(Horizontal):
         self._value = text
         with field.prevent(Input.Changed):
             field.value = text
+        field.cursor_position = 0
         self.set_class(False, "-invalid")
 
 
