@@ -130,7 +130,9 @@ def _training_runs(preset: Preset, training: Training, cid: str, specs: list[Run
             micro_batch=cfg.micro_batch, accumulation=cfg.accumulation, effective_batch=eff,
             **adaptation,
         )
-        runs.append(Run(
+        # Built from values of the right types, checked once where they came from: one
+        # run per matrix cell, so validating each again is most of a replan's time.
+        runs.append(Run.model_construct(
             id=spec.id, kind=spec.kind, variant=cfg.name, factor=factor, value=value,
             seed=spec.seed, card=list(place.cards),
             start_h=round(place.start + offset, 4), end_h=round(place.end + offset, 4),

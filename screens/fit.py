@@ -142,9 +142,12 @@ class FitScreen(PlannerScreen):
             widget.update(Text(text))
 
     def _table(self, plan: Plan) -> None:
-        self.query_one("#matrix-title", Label).update(
-            "Batching: ● the strategy planned" if plan.embedding is not None else
-            "Variant × seed: ✓ completes in the window, ✗ does not")
+        title = ("Batching: ● the strategy planned" if plan.embedding is not None else
+                 "Variant × seed: ✓ completes in the window, ✗ does not")
+        # A label's update lays the screen out again: only when its words change.
+        if self._shown.get("#matrix-title") != title:
+            self._shown["#matrix-title"] = title
+            self.query_one("#matrix-title", Label).update(title)
         self.query_one(MatrixTable).show(plan)
 
     def action_jump(self, where: str) -> None:

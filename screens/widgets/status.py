@@ -34,6 +34,9 @@ class StatusLine(Static):
     def __init__(self) -> None:
         super().__init__("", id="status", markup=False)
         self._headline = ""
+        self._shown = ""
+        """The headline on screen; empty while an error is shown."""
+        self._one_line = True
 
     def show(self, ws: Workspace) -> None:
         """Show the workspace's headline or its error."""
@@ -43,6 +46,7 @@ class StatusLine(Static):
             e = ws.error
             # The field names the place; the preset's file is the one being edited.
             where = f"{e.field}: {e.message}" if e.field else str(e)
+            self._shown = ""
             self.update(f"✗ {where}  — showing the last good plan")
         else:
             self.set_class(False, "-error")
@@ -55,4 +59,11 @@ class StatusLine(Static):
 
     def _fit(self) -> None:
         width = self.content_size.width or (self.app.size.width - 2)
-        self.update(fitted(self._headline, width))
+        text = fitted(self._headline, width)
+        if text == self._shown:
+            return
+        # A headline that fits is one line, as the line before it (unless that was an
+        # error): a repaint will do, without laying the screen out again.
+        one_line = cell_len(text) <= width
+        self.update(text, layout=not (self._shown and one_line and self._one_line))
+        self._shown, self._one_line = text, one_line
