@@ -8,6 +8,7 @@ publishes the new workspace on `changed`.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import threading
 from collections.abc import Callable, Iterable
 from datetime import datetime
@@ -25,17 +26,19 @@ from planner.loading import DEFAULT_PRESET, load_preset, shipped_presets
 from planner.preset import Preset
 from screens import state
 from screens.campaign import CampaignScreen
-from screens.compare import CompareScreen
 from screens.confirm import Confirm
-from screens.export import ExportScreen
-from screens.fit import FitScreen
 from screens.help import HelpScreen
-from screens.measure import MeasureScreen
 from screens.state import Workspace
 from screens.widgets.nav import SCREENS
-from screens.workload import WorkloadScreen
 
 MeasureFn = Callable[..., Any]
+
+
+def later(module: str, name: str) -> Callable[[], Screen[Any]]:
+    """A screen made from `module.name`, the module imported when the screen first shows."""
+    def make() -> Screen[Any]:
+        return getattr(importlib.import_module(module), name)()  # type: ignore[no-any-return]
+    return make
 
 
 class PlannerApp(App[None]):
@@ -46,9 +49,14 @@ class PlannerApp(App[None]):
     CSS_PATH: ClassVar = ["app.tcss", "campaign.tcss", "workload.tcss", "fit.tcss",
                           "measure.tcss", "compare.tcss", "export.tcss"]
     TITLE = "campaign-planner"
+    # The first screen is imported with the app; the others when first shown, so the
+    # first frame does not wait for them.
     MODES: ClassVar = {
-        "campaign": CampaignScreen, "workload": WorkloadScreen, "fit": FitScreen,
-        "measure": MeasureScreen, "compare": CompareScreen, "export": ExportScreen,
+        "campaign": CampaignScreen, "workload": later("screens.workload", "WorkloadScreen"),
+        "fit": later("screens.fit", "FitScreen"),
+        "measure": later("screens.measure", "MeasureScreen"),
+        "compare": later("screens.compare", "CompareScreen"),
+        "export": later("screens.export", "ExportScreen"),
     }
     DEFAULT_MODE = "campaign"
     BINDINGS: ClassVar = [
