@@ -88,7 +88,8 @@ class MeasureScreen(PlannerScreen):
                        placeholder="the preset's default", tooltip="Optimizer steps timed "
                        "per configuration; fewer is quicker and noisier")
         with Horizontal(id="progress-row"):
-            yield ProgressBar(id="progress", show_eta=False)
+            # Idle, the bar stands still at 0%: an animated bar would say work is going on.
+            yield ProgressBar(id="progress", total=1, show_eta=False)
             yield Label("idle: press m to measure", id="progress-label")
         yield Static("", id="measure-message", classes="message", markup=False)
         yield Label("Figures the plan uses", classes="section")
