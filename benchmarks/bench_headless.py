@@ -26,7 +26,6 @@ import tempfile
 import time
 from pathlib import Path
 
-
 FLOOR = "import pydantic, tomllib, tomli_w, humanize"
 """What any planner process must import: the floor the headless run is measured against."""
 
