@@ -216,3 +216,18 @@ async def test_zero_cards_is_refused_in_plain_words() -> None:
         await type_into(pilot, "#f-campaign-cards Input", "0")
         assert "campaign.cards: must be at least 1" in status(app)
         assert "Input should" not in status(app)
+
+
+async def test_fit_leaves_out_memory_bars_where_there_are_none() -> None:
+    app = make_app("embedding-7d")
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.press("3")
+        await pilot.pause()
+        assert not app.screen.query_one("#memory").display
+        assert not app.screen.query_one("#bars").display
+        assert "Memory" not in [b.description for b in app.screen.active_bindings.values()
+                                for b in [b.binding]]
+        app.open_preset(str(Path(__file__).parent / "snapshots" / "ablation-7d.toml"))
+        await pilot.pause()
+        assert app.screen.query_one("#bars").display
+        assert app.screen.query_one("#memory").display
