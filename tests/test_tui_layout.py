@@ -231,3 +231,27 @@ async def test_fit_leaves_out_memory_bars_where_there_are_none() -> None:
         await pilot.pause()
         assert app.screen.query_one("#bars").display
         assert app.screen.query_one("#memory").display
+
+
+async def test_baseline_factors_wrap_and_edit_like_a_field() -> None:
+    from textual.widgets import TextArea
+
+    app = make_app()
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.press("2")
+        await pilot.pause()
+        area = app.screen.query_one("#f-training-baseline-factors TextArea", TextArea)
+        assert area.text.endswith("activation_checkpointing=true")  # all of it, wrapped
+        assert area.size.height == 2
+        area.focus()
+        await pilot.pause()
+        area.text = area.text.replace("aux_loss=true", "aux_loss=false")
+        await pilot.pause()
+        # The variant `no-aux-loss` now repeats the baseline's value: refused, in words.
+        assert "baseline's own value" in status(app)
+        area.text = area.text.replace("aux_loss=false", "aux_loss=true")
+        await pilot.pause()
+        assert app.workspace.error is None
+        await pilot.press("enter")  # moves on, adds no line
+        await pilot.pause()
+        assert not area.has_focus and "\n" not in area.text
