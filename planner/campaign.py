@@ -138,7 +138,9 @@ def _training_runs(preset: Preset, training: Training, cid: str, specs: list[Run
             micro_batch=cfg.micro_batch, accumulation=cfg.accumulation, effective_batch=eff,
             **adaptation,
         )
-        runs.append(Run(
+        # Built from values of the right types, checked once where they came from: one
+        # run per matrix cell, so validating each again is most of a replan's time.
+        runs.append(Run.model_construct(
             id=spec.id, kind=spec.kind, variant=cfg.name, factor=factor, value=value,
             seed=spec.seed, card=list(place.cards),
             start_h=round(place.start + offset, 4), end_h=round(place.end + offset, 4),
@@ -299,6 +301,6 @@ def _training_warnings(cfgs: list[Config], runs: list[Run], missing: list[NotFit
     if not runs:
         out.append("no run fits the window")
     elif missing:
-        out.append(f"{len(missing)} of {len(runs) + len(missing)} runs do not fit "
-                   "(see not fitting)")
+        out.append(f"{len(missing)} of {len(runs) + len(missing)} runs "
+                   f"{'does' if len(missing) == 1 else 'do'} not fit (see not fitting)")
     return out

@@ -20,6 +20,9 @@ class Card(Strict):
 
     name: str
     """Full product name."""
+    short: str = ""
+    """A short name that still tells the card apart, e.g. `A100 PCIe 40GB` (the full name
+    less `NVIDIA ` when not given)."""
     architecture: str
     """GPU architecture, e.g. Ampere, Ada Lovelace, Hopper."""
     chip: str = ""
@@ -74,6 +77,11 @@ class Card(Strict):
     def allocatable_gib(self) -> float:
         """GiB torch's allocator can have on this card: usable memory less the context."""
         return (self.usable_memory_gib or self.memory_gib) - self.context_gib
+
+    @property
+    def short_name(self) -> str:
+        """`short`, or the full name without the maker's prefix."""
+        return self.short or self.name.removeprefix("NVIDIA ")
 
     @property
     def sm(self) -> str:

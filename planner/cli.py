@@ -187,9 +187,10 @@ def cmd_cards(argv: Sequence[str]) -> int:
     print(f"{'key':<13} {'memory':>7} {'BW GB/s':>8} {'BF16 TF':>8}  {'arch':<14} {'CC':<6} "
           f"price/h  name")
     for key, c in catalog.cards.items():
-        price = f"{c.price_per_card_hour:g}" if c.price_per_card_hour is not None else "—"
-        print(f"{key:<13} {c.memory_gib:>4g} GB {c.bandwidth_gbps:>8g} {c.bf16_tflops:>8g}  "
-              f"{c.architecture:<14} {c.sm:<6} {price:>7}  {c.name}")
+        # One precision per column: whole GB and GB/s, tenths of a TFLOPS, cents.
+        price = f"{c.price_per_card_hour:.2f}" if c.price_per_card_hour is not None else "—"
+        print(f"{key:<13} {c.memory_gib:>4.0f} GB {c.bandwidth_gbps:>8,.0f} "
+              f"{c.bf16_tflops:>8.1f}  {c.architecture:<14} {c.sm:<6} {price:>7}  {c.name}")
     return 0
 
 
@@ -197,9 +198,10 @@ def cmd_schema(argv: Sequence[str]) -> int:
     """Print the preset's JSON Schema."""
     _Parser(prog="campaign-planner schema",
             description="Print the JSON Schema of a preset file.").parse_args(argv)
+    from planner.model import with_descriptions
     from planner.preset import Preset
 
-    print(json.dumps(Preset.model_json_schema(), indent=2))
+    print(json.dumps(with_descriptions(Preset).model_json_schema(), indent=2))
     return 0
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Literal
 
 from planner.catalog import Card, Catalog
 from planner.costs import Figure
@@ -37,7 +38,7 @@ class RunSpec:
     """One run before placement."""
 
     id: str
-    kind: str
+    kind: Literal["train", "robustness"]
     config: Config
     seed: int
     duration_h: float

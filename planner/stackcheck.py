@@ -212,7 +212,9 @@ def check_stack(cards: dict[str, Card], facts: dict[str, Any] | None, *,
 def render(r: Report) -> str:
     """The report as text, with what the exit code means."""
     mark = {"ok": "ok  ", "warn": "warn", "fail": "FAIL", "skip": "n/a "}
-    lines = [f"  {mark[f.status]}  {f.what:<18} {f.detail}" for f in r.findings]
+    # The column as wide as the longest key (`rtx6000ada (sm_89)`), so details line up.
+    width = max([18, *(len(f.what) for f in r.findings)])
+    lines = [f"  {mark[f.status]}  {f.what:<{width}} {f.detail}" for f in r.findings]
     verdict = {0: "every check passed", 1: "a check failed",
                3: "nothing failed, but some checks could not run here (n/a)"}[r.code]
     return "\n".join([*lines, "", f"Result: {verdict} (exit {r.code})"])

@@ -8,6 +8,7 @@ publishes the new workspace on `changed`.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import threading
 from collections.abc import Callable, Iterable
 from datetime import datetime
@@ -25,19 +26,20 @@ from planner.loading import DEFAULT_PRESET, load_preset, shipped_presets
 from planner.measured import merge_measurements
 from planner.preset import Preset
 from screens import state
-from screens.advise import AdviseScreen
 from screens.campaign import CampaignScreen
-from screens.compare import CompareScreen
 from screens.confirm import Confirm
-from screens.export import ExportScreen
-from screens.fit import FitScreen
 from screens.help import HelpScreen
-from screens.measure import MeasureScreen
 from screens.state import Workspace
 from screens.widgets.nav import SCREENS
-from screens.workload import WorkloadScreen
 
 MeasureFn = Callable[..., Any]
+
+
+def later(module: str, name: str) -> Callable[[], Screen[Any]]:
+    """A screen made from `module.name`, the module imported when the screen first shows."""
+    def make() -> Screen[Any]:
+        return getattr(importlib.import_module(module), name)()  # type: ignore[no-any-return]
+    return make
 
 
 class PlannerApp(App[None]):
@@ -48,10 +50,15 @@ class PlannerApp(App[None]):
     CSS_PATH: ClassVar = ["app.tcss", "campaign.tcss", "workload.tcss", "fit.tcss",
                           "measure.tcss", "compare.tcss", "export.tcss", "advise.tcss"]
     TITLE = "campaign-planner"
+    # The first screen is imported with the app; the others when first shown, so the
+    # first frame does not wait for them.
     MODES: ClassVar = {
-        "campaign": CampaignScreen, "workload": WorkloadScreen, "fit": FitScreen,
-        "measure": MeasureScreen, "compare": CompareScreen, "export": ExportScreen,
-        "advise": AdviseScreen,
+        "campaign": CampaignScreen, "workload": later("screens.workload", "WorkloadScreen"),
+        "fit": later("screens.fit", "FitScreen"),
+        "measure": later("screens.measure", "MeasureScreen"),
+        "compare": later("screens.compare", "CompareScreen"),
+        "export": later("screens.export", "ExportScreen"),
+        "advise": later("screens.advise", "AdviseScreen"),
     }
     DEFAULT_MODE = "campaign"
     BINDINGS: ClassVar = [
@@ -80,6 +87,8 @@ class PlannerApp(App[None]):
         self.contact: tuple[str, str] = ("", "")
         self.exported = 0
         """Revision of the workspace last written to files (0: nothing written)."""
+        self.opened = 0
+        """Revision of the workspace when its preset was opened."""
         self.running: set[threading.Event] = set()
         """Cancel events of thread work in progress (measurements), set when the app ends."""
         self.workspace: Workspace = state.start(preset, self.catalog, created=created,
@@ -143,6 +152,7 @@ class PlannerApp(App[None]):
         ws = dataclasses.replace(self.workspace, source=source)
         self._publish(state.apply(ws, preset, self.catalog, created=self.created,
                                   measurements=None))
+        self.opened = self.workspace.revision
         self.notify(f"Opened {source}")
 
     def can_measure(self) -> bool:
@@ -173,20 +183,34 @@ class PlannerApp(App[None]):
         """Show a screen."""
         self.switch_mode(mode)
 
-    async def action_quit(self) -> None:
-        """Quit; after edits that were not written, ask first."""
+    def unsaved(self) -> bool:
+        """Whether the campaign was edited since it was opened or last written."""
         ws = self.workspace
-        if not ws.history or self.exported == ws.revision:
-            self.exit()
+        return bool(ws.history) and ws.revision not in (self.exported, self.opened)
+
+    def after_asking(self, question: str, yes: str, then: Callable[[], object]) -> None:
+        """Run `then` now, or, when edits were not written, once the user says `yes`."""
+        if not self.unsaved():
+            then()
             return
 
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.exit()
+        def answered(ok: bool | None) -> None:
+            if ok:
+                then()
 
-        self.push_screen(Confirm("The edited campaign has not been written. Quit anyway? "
+        self.push_screen(Confirm(f"The edited campaign has not been written. {question} "
                                  "(Export, key 6, writes plan.toml and order.toml.)",
-                                 yes="Quit", no="Stay"), answered)
+                                 yes=yes, no="Stay"), answered)
+
+    async def action_quit(self) -> None:
+        """Quit; after edits that were not written, ask first."""
+        self.after_asking("Quit anyway?", "Quit", self.exit)
+
+    def ask_open_preset(self, name: str) -> None:
+        """Open a preset in place of the campaign; after edits that were not written,
+        ask first (the palette's "Open preset")."""
+        self.after_asking(f"Open {name} in its place?", "Open",
+                          lambda: self.open_preset(name))
 
     def action_help(self) -> None:
         """Show the help screen."""
@@ -224,7 +248,8 @@ class PlannerApp(App[None]):
                                 discover=False)
         for name, line in shipped_presets().items():
             yield SystemCommand(f"Open preset: {name}", line,
-                                lambda n=name: self.open_preset(n), discover=False)
+                                lambda n=name: self.ask_open_preset(n),
+                                discover=False)
 
 
 def run(preset_name: str | None = None, *, catalog: str | None = None,

@@ -130,7 +130,14 @@ class FitScreen(PlannerScreen):
         self._text("#top", figures(plan))
         self._table(plan)
         self.query_one(Timeline).show(plan)
-        self.query_one(MemoryBars).show(plan)
+        # An embedding campaign has no configurations, so no memory bars: no section.
+        bars = bool(plan.assumptions.figures)
+        if self.query_one(MemoryBars).display != bars:
+            self.query_one("#memory").display = bars
+            self.query_one(MemoryBars).display = bars
+            self.refresh_bindings()
+        if bars:
+            self.query_one(MemoryBars).show(plan)
         self._text("#missing-list", listing([f"{n.id}: {n.reason}" for n in plan.not_fitting]))
         self._text("#decisions", listing(plan.decisions))
         self._text("#warnings", listing(plan.warnings))
@@ -144,10 +151,19 @@ class FitScreen(PlannerScreen):
             widget.update(Text(text))
 
     def _table(self, plan: Plan) -> None:
-        self.query_one("#matrix-title", Label).update(
-            "Batching: ● the strategy planned" if plan.embedding is not None else
-            "Variant × seed: ✓ completes in the window, ✗ does not")
+        title = ("Batching: ● the strategy planned" if plan.embedding is not None else
+                 "Variant × seed: ✓ completes in the window, ✗ does not")
+        # A label's update lays the screen out again: only when its words change.
+        if self._shown.get("#matrix-title") != title:
+            self._shown["#matrix-title"] = title
+            self.query_one("#matrix-title", Label).update(title)
         self.query_one(MatrixTable).show(plan)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # No memory bars (an embedding campaign): no key to jump to them.
+        if action == "jump" and parameters == ("memory",):
+            return bool(self.planner.workspace.plan.assumptions.figures)
+        return True
 
     def action_jump(self, where: str) -> None:
         """Scroll to a section."""
