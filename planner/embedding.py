@@ -40,10 +40,12 @@ EXPORT_LAYOUT = ("{out_dir}/shard-NNNNN.npz per shard (arrays `ids` and `vectors
 
 
 def settings_fingerprint(e: Embedding) -> str:
-    """SHA-256 of what makes vectors comparable: model, tokenizer, truncation, pooling and
-    normalization. Two versions with different fingerprints must never mix."""
+    """SHA-256 of what makes vectors comparable: model, tokenizer, truncation, pooling,
+    normalization, prompt, dimensions and the backend. Two versions with different
+    fingerprints must never mix."""
     fixed = {"model": e.model, "tokenizer": e.tokenizer, "truncation_tokens": e.truncation_tokens,
-             "pooling": e.pooling, "normalization": e.normalization}
+             "pooling": e.pooling, "normalization": e.normalization, "prompt": e.prompt,
+             "dimensions": e.dimensions, "backend": e.backend}
     return hashlib.sha256(json.dumps(fixed, sort_keys=True).encode()).hexdigest()
 
 
@@ -82,6 +84,10 @@ def plan_embedding(preset: Preset, card: Card, campaign: PlanCampaign, warnings:
     """The embedding half of `plan_campaign`: one run per card per version."""
     e = preset.embedding
     assert e is not None
+    from planner.embed.plan_check import check_model
+
+    verdict = check_model(e, preset.order.packages, source=source)
+    warnings = [*warnings, *verdict.warnings]
     o = preset.overheads
     n = campaign.cards
     usable = campaign.usable_hours
@@ -159,7 +165,9 @@ def plan_embedding(preset: Preset, card: Card, campaign: PlanCampaign, warnings:
               else max(1, math.ceil(documents / e.shard_documents)))
     emb = EmbeddingPlan(
         model=e.model, tokenizer=e.tokenizer, truncation_tokens=e.truncation_tokens,
-        pooling=e.pooling, normalization=e.normalization,
+        pooling=e.pooling, normalization=e.normalization, prompt=e.prompt,
+        dimensions=verdict.dim, backend=verdict.backend, model_stack=verdict.stack,
+        differs_from_model=dict(e.differs_from_model),
         settings_fingerprint=settings_fingerprint(e), batching=e.batching,
         documents=documents, lengths_source=lengths_source, strategies=strategies,
         versions_wanted=e.versions, versions_fit=versions_fit,

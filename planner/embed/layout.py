@@ -206,25 +206,13 @@ def _build(corpus: Path, e: Embedding, id_field: str, text_field: str, folder: P
 
 
 def model_check(e: Embedding) -> tuple[str, list[str]]:
-    """SHA-256 of the model's weights when found here, and warnings: files missing, or a
-    pooling that differs from the one the model was trained with."""
-    from planner.corpus_tokens import file_sha256, find_model_dir
+    """SHA-256 of the model's weights when found here, and a warning when they are not
+    (the folder's settings are judged when planning: `planner.embed.plan_check`)."""
+    from planner.corpus_tokens import find_model_dir
+    from planner.embed.folder import weights_sha256
 
     folder = find_model_dir(e.model)
     if folder is None:
         return "", [f"model files for {e.model!r} not found here: the plan records no "
                     "checksum of the weights; the worker records the one it loads"]
-    warnings = []
-    pooling = folder / "1_Pooling" / "config.json"
-    if pooling.is_file():
-        cfg = json.loads(pooling.read_text())
-        native = next((name for key, name in (("pooling_mode_mean_tokens", "mean"),
-                                              ("pooling_mode_cls_token", "cls"),
-                                              ("pooling_mode_max_tokens", "max"),
-                                              ("pooling_mode_lasttoken", "last"))
-                       if cfg.get(key)), None)
-        if native and native != e.pooling:
-            warnings.append(f"{e.model} was trained with {native} pooling; the plan uses "
-                            f"{e.pooling}")
-    weights = folder / "model.safetensors"
-    return (file_sha256(weights) if weights.is_file() else ""), warnings
+    return weights_sha256(folder), []
