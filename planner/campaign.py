@@ -189,6 +189,11 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     bad input.
     """
     card, warnings = check(preset, catalog, source)
+    budget_note = ""
+    if preset.embedding is not None:
+        from planner.embed.budget import with_budget
+
+        preset, budget_note = with_budget(preset, card, measurements)
     if measurements is not None:
         warnings += measured.check_matches(preset, measurements)
     c, o = preset.campaign, preset.overheads
@@ -214,9 +219,11 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
         from planner.embedding import plan_embedding
 
         if measurements is None:
-            return plan_embedding(preset, card, campaign, warnings, source, corpus)
+            return plan_embedding(preset, card, campaign, warnings, source, corpus,
+                                  budget_note=budget_note)
         preset, more = measured.apply_embedding(preset, measurements, c.card, card, catalog)
-        plan = plan_embedding(preset, card, campaign, warnings + more, source, corpus)
+        plan = plan_embedding(preset, card, campaign, warnings + more, source, corpus,
+                              budget_note=budget_note)
         return plan.model_copy(update={"assumptions": plan.assumptions.model_copy(
             update={"measurements": provenance(measurements)})})
     training = preset.training

@@ -74,14 +74,16 @@ def _corpus_plan(layout: Layout, parts: list[PartFigures], e: Embedding) -> Corp
 def _estimates(e: Embedding, layout: Layout | None) -> dict[str, lengths.Batching]:
     if layout is None:
         return lengths.estimate(e.lengths, e.documents, e.truncation_tokens, e.batch_size,
-                                e.token_budget)
+                                e.grouped_budget)
     return {s.strategy: lengths.Batching(s.strategy, s.batches, s.useful_tokens,
                                          s.padded_tokens) for s in layout.scan.strategies}
 
 
 def plan_embedding(preset: Preset, card: Card, campaign: PlanCampaign, warnings: list[str],
-                   source: str | None, layout: Layout | None = None) -> Plan:
-    """The embedding half of `plan_campaign`: one run per card per version."""
+                   source: str | None, layout: Layout | None = None, *,
+                   budget_note: str = "") -> Plan:
+    """The embedding half of `plan_campaign`: one run per card per version. `budget_note`
+    says where the batch sizes come from (`planner.embed.budget`)."""
     e = preset.embedding
     assert e is not None
     from planner.embed.plan_check import check_model
@@ -131,7 +133,7 @@ def plan_embedding(preset: Preset, card: Card, campaign: PlanCampaign, warnings:
                 resume=f"{out_dir}/manifest.toml", model=e.model, tokenizer=e.tokenizer,
                 truncation=e.truncation_tokens, pooling=e.pooling,
                 normalization=e.normalization, batching=e.batching, batch_size=e.batch_size,
-                token_budget=e.token_budget)
+                token_budget=e.grouped_budget)
         except (KeyError, IndexError, AttributeError) as exc:
             raise InputError(f"placeholder {exc} has no value", file=source,
                              field="embedding.command") from None
@@ -175,7 +177,7 @@ def plan_embedding(preset: Preset, card: Card, campaign: PlanCampaign, warnings:
         model_sha256=layout.model_sha256 if layout else "",
         tokenizer_sha256=layout.scan.tokenizer_sha256 if layout else "",
         shards=shards, shard_documents=e.shard_documents, batch_size=e.batch_size,
-        token_budget=e.token_budget,
+        token_budget=e.grouped_budget, budget_note=budget_note,
         export_layout=EXPORT_LAYOUT.replace("{out_dir}", f"{out_root}/v<version>"),
         corpus=_corpus_plan(layout, parts, e) if layout else None,
     )

@@ -11,6 +11,8 @@ from planner.measure_spec import MeasureSpec
 from planner.model import Strict
 from planner.templates import EMBEDDING_PLACEHOLDERS, check_template
 
+DEFAULT_TOKEN_BUDGET = 16_384
+
 
 class TokenLengths(Strict):
     """Summary of the corpus's token lengths (per document, before truncation)."""
@@ -72,8 +74,9 @@ class Embedding(Strict):
     batch_size: int = Field(default=64, ge=1)
     """Documents per batch: exactly this many in original order, at most this many when
     grouped by length (many short texts in one batch are slower, not faster)."""
-    token_budget: int = Field(default=16384, ge=1)
-    """Padded tokens per batch when grouped by length (padded length × batch ≤ budget)."""
+    token_budget: int | None = Field(default=None, ge=1, le=1 << 30)
+    """Padded tokens per batch when grouped by length (padded length × batch ≤ budget);
+    without it the planner derives one for the card (see `planner.embed.budget`)."""
     throughput_tokens_per_s: Figure
     """Padded tokens per second on one card, with provenance."""
     versions: int = Field(default=1, ge=1)
@@ -89,6 +92,12 @@ class Embedding(Strict):
     measure: MeasureSpec | None = None
     """How `campaign-planner measure` times one batch of the longest texts: the reference
     encoder (`reference = "encoder"`) or your own factory (see `planner.measure_spec`)."""
+
+    @property
+    def grouped_budget(self) -> int:
+        """The token budget, or the smallest card default when the preset gives none (the
+        planner sets the card's own before planning: `planner.embed.budget`)."""
+        return self.token_budget or DEFAULT_TOKEN_BUDGET
 
     @field_validator("differs_from_model")
     @classmethod
@@ -106,7 +115,8 @@ class Embedding(Strict):
 
     @model_validator(mode="after")
     def _budget(self) -> Self:
-        if self.batching == "length-grouped" and self.token_budget < min(
+        if self.batching == "length-grouped" and self.token_budget is not None and \
+                self.token_budget < min(
             self.lengths.max, self.truncation_tokens
         ):
             raise ValueError(

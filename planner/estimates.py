@@ -114,7 +114,7 @@ def analytic_on(preset: Preset, key: str, catalog: Catalog) -> Preset:
     e = moved.embedding
     assert e is not None
     seq = min(e.lengths.max, e.truncation_tokens)
-    batch = max(1, e.token_budget // seq) if e.batching == "length-grouped" else e.batch_size
+    batch = max(1, e.grouped_budget // seq) if e.batching == "length-grouped" else e.batch_size
     s, _ = resolve_reference(spec.model_copy(update={"seq_len": seq}), {})
     t, note = analytic_step_time(reference_flops(s, batch, training=False), rates)
     fig = Figure(value=batch * seq / t, source="analytic",

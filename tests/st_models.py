@@ -11,8 +11,9 @@ from typing import Any
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
-WORDS = ("the rental window card shard corpus vector token model batch length padding "
-         "export manifest version pooling truncation query passage of and a to in is").split()
+TEXT = ("the rental window card shard corpus vector token model batch length padding export "
+        "manifest version pooling truncation query passage of and a to in is")
+WORDS = tuple(TEXT.split())
 
 
 def sentences(n: int, seed: int = 0, longest: int = 40) -> list[str]:
@@ -31,7 +32,7 @@ def _tokenizer() -> Any:
     tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     tok.normalizer = normalizers.BertNormalizer(lowercase=True)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.train_from_iterator(sentences(300, seed=1) + ["query: passage:"],
+    tok.train_from_iterator([*sentences(300, seed=1), "query: passage:"],
                             trainers.WordPieceTrainer(vocab_size=120, special_tokens=[
                                 "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]))
     cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
@@ -72,19 +73,20 @@ def build(folder: Path, arch: str = "bert", *, pooling: str = "mean", dense: int
 
     import torch
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers import models as stm
+    from sentence_transformers.base.modules import Dense, Normalize, Transformer
+    from sentence_transformers.sentence_transformer.modules import Pooling
 
     torch.manual_seed(seed)
     hf = folder / "hf"
     tok = _tokenizer()
     _model(arch, tok.vocab_size).save_pretrained(hf)
     tok.save_pretrained(hf)
-    modules: list[Any] = [stm.Transformer(str(hf), max_seq_length=max_seq_length),
-                          stm.Pooling(32, pooling_mode=pooling, include_prompt=include_prompt)]
+    modules: list[Any] = [Transformer(str(hf), max_seq_length=max_seq_length),
+                          Pooling(32, pooling_mode=pooling, include_prompt=include_prompt)]
     if dense:
-        modules.append(stm.Dense(32, dense))
+        modules.append(Dense(32, dense))
     if normalize:
-        modules.append(stm.Normalize())
+        modules.append(Normalize())
     model = SentenceTransformer(modules=modules, prompts=prompts or {})
     out = folder / "st"
     model.save(str(out))
@@ -107,3 +109,17 @@ def st_encode(folder: Path, texts: list[str], prompt: str | None = None) -> Any:
 
     model = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
     return model.encode(texts, prompt=prompt, batch_size=7, convert_to_numpy=True)
+
+
+class Zoo:
+    """Folders built once per test session, by name."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._built: dict[str, Path] = {}
+
+    def get(self, name: str, arch: str = "bert", **options: Any) -> Path:
+        """The folder called `name`, built with `options` the first time it is asked for."""
+        if name not in self._built:
+            self._built[name] = build(self.root / name, arch, **options)
+        return self._built[name]

@@ -12,10 +12,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from typing import Any, Literal
-
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 from planner.corpus_tokens import file_sha256, find_model_dir
 from planner.errors import InputError

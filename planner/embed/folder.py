@@ -106,7 +106,8 @@ def read_folder(path: Path) -> ModelFolder:
     cfg = _json(cfg_path)
     if not isinstance(cfg, dict):
         raise InputError("expected a JSON object", file=cfg_path)
-    text = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else cfg
+    sub_cfg = cfg.get("text_config")
+    text: dict[str, Any] = sub_cfg if isinstance(sub_cfg, dict) else cfg
     model_type = str(cfg.get("model_type", ""))
     hidden = int(text.get("hidden_size") or text.get("d_model") or 0)
     positions = int(text.get("max_position_embeddings") or 0)

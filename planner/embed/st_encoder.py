@@ -88,9 +88,9 @@ class STEncoder:
         # the folder can have its way; the Normalize module computes the same thing.
         self.modules = [m for m in self.model.children()
                         if type(m).__name__ != "Normalize"]
-        size = getattr(self.model, "get_embedding_dimension", None) or getattr(
-            self.model, "get_sentence_embedding_dimension", lambda: None)
-        native = size() or described.dim
+        size: Any = getattr(self.model, "get_embedding_dimension", None) or getattr(
+            self.model, "get_sentence_embedding_dimension", None)
+        native = (size() if size is not None else None) or described.dim
         self.dim = int(dimensions or native)
         if self.dim > native:
             raise InputError(f"{self.dim} dimensions: the model outputs only {native}",
@@ -100,10 +100,11 @@ class STEncoder:
     def _set_pooling(self, pooling: str) -> None:
         wanted = ST_POOLING.get(pooling, pooling)
         for m in self.model.children():
-            if type(m).__name__ == "Pooling" and hasattr(m, "pooling_mode"):
-                modes = (m.pooling_mode,) if isinstance(m.pooling_mode, str) else m.pooling_mode
+            mode: Any = getattr(m, "pooling_mode", None)
+            if type(m).__name__ == "Pooling" and mode is not None:
+                modes = (mode,) if isinstance(mode, str) else tuple(mode)
                 if "+".join(modes) != wanted:
-                    m.pooling_mode = wanted
+                    setattr(m, "pooling_mode", wanted)  # noqa: B010
 
     def fingerprint(self, settings_fingerprint: str) -> str:
         """SHA-256 over the plan's settings, the files loaded, the stack and the precision."""
