@@ -6,7 +6,7 @@ them). Without `token_budget` in the preset the planner derives one:
 
 1. from `corpus size` measurements of the target card (`--measurements`): the budget it
    timed there, which it checked fits the card's memory less the preset's margin;
-2. otherwise a default per card memory (`DEFAULTS`): 16,384 padded tokens below 24 GiB,
+2. otherwise a default per card memory (`DEFAULTS`): 16,384 padded tokens up to 24 GiB,
    32,768 up to 48 GiB, 65,536 above. On a CPU, 16,384 tokens runs all-MiniLM-L6-v2
    faster than sentence-transformers' own `encode` (benchmarks/bench_embed.py); on a card,
    `corpus size` finds what fits.
@@ -22,13 +22,13 @@ from planner.preset import Preset
 if TYPE_CHECKING:
     from planner.measurements import Measurements
 
-# (card memory below this many GiB, budget in padded tokens)
-DEFAULTS = ((24.0, 16_384), (48.5, 32_768), (float("inf"), 65_536))
+# (card memory up to this many GiB, budget in padded tokens)
+DEFAULTS = ((24.0, 16_384), (48.0, 32_768), (float("inf"), 65_536))
 
 
 def default_budget(memory_gib: float) -> int:
     """The documented default budget for a card with this much memory."""
-    return next(budget for below, budget in DEFAULTS if memory_gib < below)
+    return next(budget for upto, budget in DEFAULTS if memory_gib <= upto)
 
 
 def with_budget(preset: Preset, card: Card,
