@@ -163,3 +163,13 @@ def test_without_a_budget_the_plan_derives_one_and_says_why() -> None:
     data["campaign"]["card"] = "rtx4090"
     e = plan_dict(data).embedding
     assert e is not None and e.token_budget == 16_384
+
+
+def test_length_grouped_batches_are_capped_by_documents_as_well_as_tokens() -> None:
+    from planner import lengths
+
+    short = [5] * 100
+    assert lengths.length_grouped(short, 1000) == (1, 500)
+    assert lengths.length_grouped(short, 1000, 8) == (13, 500)
+    assert lengths.grouped_counts({5: 100}, 1000, 8) == (13, 500)
+    assert lengths.batch_rows(300, 1000, 8) == 3

@@ -41,6 +41,11 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     (root / "preset.toml").write_text(tomli_w.dumps(data))
     assert main(["--preset", str(root / "preset.toml"), "--corpus", str(root / "corpus.jsonl"),
                  "--out", str(root / "plan")]) == 0
+    sizes: dict[int, int] = {}
+    for line in (root / "plan" / "shards.jsonl").read_text().splitlines():
+        batch = json.loads(line)[0]
+        sizes[batch] = sizes.get(batch, 0) + 1
+    assert max(sizes.values()) == 8  # short texts: capped by batch_size, not the budget
     return {"root": root, "folder": folder, "texts": texts, "plan": root / "plan" / "plan.toml"}
 
 
