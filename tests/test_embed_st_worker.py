@@ -35,7 +35,7 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             fh.write(json.dumps({"id": rid, "text": text}) + "\n")
     data = shipped("embedding-3d")
     data["embedding"].update({"model": str(folder), "tokenizer": str(folder),
-                              "truncation_tokens": 64, "token_budget": 256,
+                              "truncation_tokens": 64, "token_budget": 1024,
                               "batch_size": 8, "shard_documents": 10, "prompt": "passage: "})
     data["order"]["packages"] = ["sentence-transformers"]
     (root / "preset.toml").write_text(tomli_w.dumps(data))
@@ -135,3 +135,16 @@ def test_st_backend_end_to_end_equals_encode_and_prompts_never_mix(
         assert "versions never mix" in capsys.readouterr().err.strip().splitlines()[-1]
     finally:
         plan.write_text(text)
+
+
+def test_a_missing_backend_on_the_rented_machine_is_named(
+        campaign: dict[str, Any], capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from planner.embed import backends
+
+    monkeypatch.setattr(backends, "missing_package",
+                        lambda b: "sentence_transformers" if b == backends.ST else None)
+    capsys.readouterr()
+    assert main(["embed", str(campaign["plan"]), "--quiet"]) == 2
+    err = one_line_error(capsys)
+    assert "embedding.backend" in err and "pip install 'campaign-planner[embed-st]'" in err

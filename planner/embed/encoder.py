@@ -114,7 +114,9 @@ class Encoder:
         self.dtype: Literal["fp32", "bf16", "fp16"] = dtype  # type: ignore[assignment]
         self.pooling, self.normalization, self.truncation = pooling, normalization, truncation
         self.prompt = prompt
-        self.stack = f"builtin Bert → {pooling} pooling → {normalization}"
+        from planner.embed.folder import read_folder
+
+        self.stack = read_folder(folder).stack()
         self.model_sha256 = file_sha256(folder / "model.safetensors")
         self.tokenizer_sha256 = file_sha256(tok_file)
         self.tok = Tokenizer.from_file(str(tok_file))

@@ -130,8 +130,15 @@ def header(job: Job, encoder: Any, version: int) -> Manifest:
 
 
 def check_files(job: Job, encoder: Any) -> None:
-    """Refuse a model or tokenizer other than the one the plan was made with."""
+    """Refuse a model, module stack or tokenizer other than the one the plan was made with."""
     e = job.embedding
+    if e.model_stack and e.model_stack != encoder.stack:
+        raise InputError(f"the model folder found here defines {encoder.stack}, the plan was "
+                         f"made with {e.model_stack}: not the same model",
+                         field="embedding.model_stack")
+    if e.backend != "auto" and e.backend != encoder.backend:
+        raise InputError(f"loaded with {encoder.backend}, the plan names {e.backend}",
+                         field="embedding.backend")
     for name, planned, loaded in (("model_sha256", e.model_sha256, encoder.model_sha256),
                                   ("tokenizer_sha256", e.tokenizer_sha256,
                                    encoder.tokenizer_sha256)):
