@@ -173,3 +173,26 @@ def test_length_grouped_batches_are_capped_by_documents_as_well_as_tokens() -> N
     assert lengths.length_grouped(short, 1000, 8) == (13, 500)
     assert lengths.grouped_counts({5: 100}, 1000, 8) == (13, 500)
     assert lengths.batch_rows(300, 1000, 8) == 3
+
+
+def test_a_budget_measured_on_the_card_is_used_when_the_preset_gives_none() -> None:
+    from types import SimpleNamespace
+
+    from planner.catalog import load_catalog
+    from planner.embed.budget import with_budget
+
+    data = shipped("embedding-3d")
+    del data["embedding"]["token_budget"]
+    p = parse_preset(data, "p.toml")
+    card = load_catalog().get("a6000")
+
+    def measured(card_key: str) -> Any:
+        cm = SimpleNamespace(tokens_per_step=24_576, batch=SimpleNamespace(card=card_key))
+        return SimpleNamespace(by_config=lambda: {"embedding": cm}, file="m.toml")
+
+    got, note = with_budget(p, card, measured("a6000"))
+    assert got.embedding is not None and got.embedding.token_budget == 24_576
+    assert "the budget `corpus size` timed on NVIDIA RTX A6000" in note and "m.toml" in note
+    got, note = with_budget(p, card, measured("h100-sxm"))  # another card: the default
+    assert got.embedding is not None and got.embedding.token_budget == 32_768
+    assert "the default for a 48 GiB card" in note

@@ -62,7 +62,8 @@ def one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
 @pytest.mark.parametrize(("args", "words"), [
     (["--shard", "5-1"], "--shard: range '5-1' runs backwards"),
     (["--shard", "x"], "--shard: expected shard numbers"),
-    (["--shard", "0-99999999999"], "longer than any plan's shard list"),
+    (["--shard", "0-99999999999"], "names more shards than any plan has"),
+    (["--shard", "²"], "--shard: expected shard numbers"),
     (["--device", "bogus"], "--device: unknown device 'bogus'"),
     (["--device", "cuda:7"], "--device: cuda:7 asked for"),
     (["--version", "7"], "--version: no version 7 in this plan (versions planned: 1)"),
