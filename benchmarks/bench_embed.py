@@ -36,9 +36,10 @@ from planner.embedding_spec import DEFAULT_TOKEN_BUDGET
 from planner.lengths import batch_rows
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-WORDS = ("the of and to in is for on that with as was by at from this are be or an it "
-         "which not have has gpu rental campaign embedding token corpus vector shard window "
-         "card length padding batch model export manifest version pooling truncation").split()
+TEXT = ("the of and to in is for on that with as was by at from this are be or an it which "
+        "not have has gpu rental campaign embedding token corpus vector shard window card "
+        "length padding batch model export manifest version pooling truncation")
+WORDS = TEXT.split()
 
 
 def generate(n: int, seed: int = 0) -> list[str]:

@@ -72,11 +72,10 @@ def build(folder: Path, arch: str = "bert", *, pooling: str = "mean", dense: int
     import json
 
     import torch
+    import transformers
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.base.modules import Dense, Normalize, Transformer
     from sentence_transformers.sentence_transformer.modules import Pooling
-
-    import transformers
 
     transformers.logging.set_verbosity_error()
     transformers.logging.disable_progress_bar()

@@ -4,8 +4,6 @@ packaged all-MiniLM-L6-v2."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 for _module in ("torch", "tokenizers", "transformers", "sentence_transformers"):
