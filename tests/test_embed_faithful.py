@@ -54,7 +54,7 @@ def test_the_plan_names_backend_and_stack_of_the_shipped_model() -> None:
     e = plan_dict(shipped("embedding-3d")).embedding
     assert e is not None and e.backend == "builtin" and e.dimensions == 384
     assert e.model_stack == "Transformer(bert, 384, max 256) → Pooling(mean) → Normalize"
-    assert "16,384 padded tokens per batch (token_budget), at most 256 documents" in e.budget_note
+    assert "16,384 padded tokens per batch (token_budget), at most 32 documents" in e.budget_note
 
 
 def test_a_non_bert_folder_is_planned_with_sentence_transformers(zoo: Any) -> None:
