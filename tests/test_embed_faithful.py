@@ -196,3 +196,20 @@ def test_a_budget_measured_on_the_card_is_used_when_the_preset_gives_none() -> N
     got, note = with_budget(p, card, measured("h100-sxm"))  # another card: the default
     assert got.embedding is not None and got.embedding.token_budget == 32_768
     assert "the default for a 48 GiB card" in note
+
+
+def test_a_query_only_prompt_is_not_required_of_the_corpus(tmp_path: Path) -> None:
+    from planner.embed.faithful import required_prompts
+    from planner.embed.folder import ModelFolder
+
+    e = parse_preset(shipped("embedding-7d"), "p.toml").embedding
+    assert e is not None
+    bge = ModelFolder(path=tmp_path / "bge-large-en-v1.5", model_type="bert", hidden=1024,
+                      positions=512, modules=("Transformer", "Pooling", "Normalize"),
+                      prompts={"query": "Represent this sentence for searching relevant "
+                                        "passages: "})
+    assert required_prompts(e, bge) == ()
+    default = ModelFolder(path=tmp_path / "m", model_type="bert", hidden=8, positions=64,
+                          modules=("Transformer",), prompts={"query": "q: "},
+                          default_prompt_name="query")
+    assert required_prompts(e, default) == ("q: ",)

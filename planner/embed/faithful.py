@@ -22,6 +22,8 @@ CARD_PROMPTS = (
                           "classification: ")),
 )
 
+DOCUMENT_PROMPTS = {"passage", "document", "doc", "corpus", "text"}
+
 
 @dataclass(frozen=True)
 class Conflict:
@@ -32,10 +34,13 @@ class Conflict:
 
 
 def required_prompts(e: Embedding, f: ModelFolder) -> tuple[str, ...]:
-    """Prompts one of which every text must start with: the folder's, else the model
-    card's for a known family (none for most models)."""
+    """Prompts one of which every text must start with: the folder's when it applies one by
+    default or defines one for documents (a query-only prompt is for queries, not the
+    corpus), else the model card's for a known family (none for most models)."""
     if f.prompts:
-        return tuple(dict.fromkeys(f.prompts.values()))
+        default = f.default_prompt_name in f.prompts
+        for_documents = any(k.lower() in DOCUMENT_PROMPTS for k in f.prompts)
+        return tuple(dict.fromkeys(f.prompts.values())) if default or for_documents else ()
     name = Path(e.model).name.lower()
     for family, prompts in CARD_PROMPTS:
         if family in name and "instruct" not in name:
