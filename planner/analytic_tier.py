@@ -100,7 +100,7 @@ def analytic_on(preset: Preset, key: str, catalog: Catalog,
     e = moved.embedding
     assert e is not None and spec is not None
     seq = min(e.lengths.max, e.truncation_tokens)
-    batch = max(1, e.token_budget // seq) if e.batching == "length-grouped" else e.batch_size
+    batch = max(1, e.grouped_budget // seq) if e.batching == "length-grouped" else e.batch_size
     s, _ = resolve_reference(spec.model_copy(update={"seq_len": seq}), {})
     span = analytic_step_time(reference_flops(s, batch, training=False), key, catalog, dtype)
     tokens = batch * seq

@@ -202,6 +202,11 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     bad input.
     """
     card, warnings = check(preset, catalog, source)
+    budget_note = ""
+    if preset.embedding is not None:
+        from planner.embed.budget import with_budget
+
+        preset, budget_note = with_budget(preset, card, measurements)
     if measurements is not None:
         warnings += measured.check_matches(preset, measurements)
     c, o = preset.campaign, preset.overheads
@@ -230,11 +235,13 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
         from planner.embedding import plan_embedding
 
         if measurements is None:
-            plan = plan_embedding(on, card, campaign, warnings, source, corpus)
+            plan = plan_embedding(on, card, campaign, warnings, source, corpus,
+                                  budget_note=budget_note)
             return plan.model_copy(update={"assumptions": plan.assumptions.model_copy(
                 update={"estimate": estimate})})
         on, more = measured.apply_embedding(on, measurements, c.card, card, catalog, estimate)
-        plan = plan_embedding(on, card, campaign, warnings + more, source, corpus)
+        plan = plan_embedding(on, card, campaign, warnings + more, source, corpus,
+                              budget_note=budget_note)
         return plan.model_copy(update={"assumptions": plan.assumptions.model_copy(
             update={"measurements": provenance(measurements), "estimate": estimate,
                     "measured_configs": measured.measured_configs(measurements)[:1],

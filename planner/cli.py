@@ -125,7 +125,8 @@ def cmd_plan(argv: Sequence[str]) -> int:
         from planner.embed.layout import for_preset
 
         layout = for_preset(preset, source, args.corpus, args.id_field, args.text_field,
-                            out=args.out, force=args.force)
+                            out=args.out, force=args.force, catalog=catalog,
+                            measurements=measurements)
     plan = plan_campaign(preset, catalog, created=created, source=source, corpus=layout,
                          measurements=measurements, estimate=args.estimate)
     card = catalog.get(preset.campaign.card)

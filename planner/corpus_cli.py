@@ -72,7 +72,7 @@ def main(argv: Sequence[str]) -> int:
         refuse_existing([args.out], force=args.force)
     result = scan(args.corpus, args.id_field, args.text_field,
                   tokenizer=args.tokenizer or e.tokenizer, truncation=e.truncation_tokens,
-                  batch_size=e.batch_size, token_budget=e.token_budget,
+                  batch_size=e.batch_size, token_budget=e.grouped_budget,
                   progress=not args.quiet)
     if args.out:
         write_atomic(args.out, scan_toml(result), force=True)

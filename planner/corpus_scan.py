@@ -119,7 +119,7 @@ def scan(path: str | Path, id_field: str, text_field: str, *, tokenizer: str,
     if not docs:
         raise InputError("no documents", file=p)
     ids.finish()
-    est = lengths.exact(counts, original.finish(), truncation, token_budget)
+    est = lengths.exact(counts, original.finish(), truncation, token_budget, batch_size)
     lo, p50, p90, p99, hi = quantiles(counts)
     return CorpusScan(
         corpus=str(p), format=fmt, id_field=id_field, text_field=text_field, bytes=size,

@@ -40,10 +40,12 @@ EXPORT_LAYOUT = ("{out_dir}/shard-NNNNN.npz per shard (arrays `ids` and `vectors
 
 
 def settings_fingerprint(e: Embedding) -> str:
-    """SHA-256 of what makes vectors comparable: model, tokenizer, truncation, pooling and
-    normalization. Two versions with different fingerprints must never mix."""
+    """SHA-256 of what makes vectors comparable: model, tokenizer, truncation, pooling,
+    normalization, prompt, dimensions and the backend. Two versions with different
+    fingerprints must never mix."""
     fixed = {"model": e.model, "tokenizer": e.tokenizer, "truncation_tokens": e.truncation_tokens,
-             "pooling": e.pooling, "normalization": e.normalization}
+             "pooling": e.pooling, "normalization": e.normalization, "prompt": e.prompt,
+             "dimensions": e.dimensions, "backend": e.backend}
     return hashlib.sha256(json.dumps(fixed, sort_keys=True).encode()).hexdigest()
 
 
@@ -72,16 +74,22 @@ def _corpus_plan(layout: Layout, parts: list[PartFigures], e: Embedding) -> Corp
 def _estimates(e: Embedding, layout: Layout | None) -> dict[str, lengths.Batching]:
     if layout is None:
         return lengths.estimate(e.lengths, e.documents, e.truncation_tokens, e.batch_size,
-                                e.token_budget)
+                                e.grouped_budget)
     return {s.strategy: lengths.Batching(s.strategy, s.batches, s.useful_tokens,
                                          s.padded_tokens) for s in layout.scan.strategies}
 
 
 def plan_embedding(preset: Preset, card: Card, campaign: PlanCampaign, warnings: list[str],
-                   source: str | None, layout: Layout | None = None) -> Plan:
-    """The embedding half of `plan_campaign`: one run per card per version."""
+                   source: str | None, layout: Layout | None = None, *,
+                   budget_note: str = "") -> Plan:
+    """The embedding half of `plan_campaign`: one run per card per version. `budget_note`
+    says where the batch sizes come from (`planner.embed.budget`)."""
     e = preset.embedding
     assert e is not None
+    from planner.embed.plan_check import check_model
+
+    verdict = check_model(e, preset.order.packages, source=source)
+    warnings = [*warnings, *verdict.warnings]
     o = preset.overheads
     n = campaign.cards
     usable = campaign.usable_hours
@@ -125,7 +133,7 @@ def plan_embedding(preset: Preset, card: Card, campaign: PlanCampaign, warnings:
                 resume=f"{out_dir}/manifest.toml", model=e.model, tokenizer=e.tokenizer,
                 truncation=e.truncation_tokens, pooling=e.pooling,
                 normalization=e.normalization, batching=e.batching, batch_size=e.batch_size,
-                token_budget=e.token_budget)
+                token_budget=e.grouped_budget)
         except (KeyError, IndexError, AttributeError) as exc:
             raise InputError(f"placeholder {exc} has no value", file=source,
                              field="embedding.command") from None
@@ -159,7 +167,9 @@ def plan_embedding(preset: Preset, card: Card, campaign: PlanCampaign, warnings:
               else max(1, math.ceil(documents / e.shard_documents)))
     emb = EmbeddingPlan(
         model=e.model, tokenizer=e.tokenizer, truncation_tokens=e.truncation_tokens,
-        pooling=e.pooling, normalization=e.normalization,
+        pooling=e.pooling, normalization=e.normalization, prompt=e.prompt,
+        dimensions=verdict.dim, backend=verdict.backend, model_stack=verdict.stack,
+        differs_from_model=dict(e.differs_from_model),
         settings_fingerprint=settings_fingerprint(e), batching=e.batching,
         documents=documents, lengths_source=lengths_source, strategies=strategies,
         versions_wanted=e.versions, versions_fit=versions_fit,
@@ -167,7 +177,7 @@ def plan_embedding(preset: Preset, card: Card, campaign: PlanCampaign, warnings:
         model_sha256=layout.model_sha256 if layout else "",
         tokenizer_sha256=layout.scan.tokenizer_sha256 if layout else "",
         shards=shards, shard_documents=e.shard_documents, batch_size=e.batch_size,
-        token_budget=e.token_budget,
+        token_budget=e.grouped_budget, budget_note=budget_note,
         export_layout=EXPORT_LAYOUT.replace("{out_dir}", f"{out_root}/v<version>"),
         corpus=_corpus_plan(layout, parts, e) if layout else None,
     )

@@ -11,6 +11,8 @@ from planner.measure_spec import MeasureSpec
 from planner.model import Strict
 from planner.templates import EMBEDDING_PLACEHOLDERS, check_template
 
+DEFAULT_TOKEN_BUDGET = 16_384
+
 
 class TokenLengths(Strict):
     """Summary of the corpus's token lengths (per document, before truncation)."""
@@ -50,16 +52,31 @@ class Embedding(Strict):
     """The tokenizer, fixed for the whole campaign."""
     truncation_tokens: int = Field(ge=1)
     """Documents are cut to this many tokens."""
-    pooling: Literal["mean", "cls", "max", "last"]
-    """How token vectors become one vector."""
+    pooling: Literal["mean", "cls", "max", "last", "mean_sqrt_len_tokens", "weightedmean"]
+    """How token vectors become one vector (checked against the model folder's Pooling)."""
     normalization: Literal["l2", "none"]
-    """Vector normalization."""
+    """Vector normalization (checked against the folder's Normalize module)."""
+    prompt: str = Field(default="", max_length=1000)
+    """Text put before every document, such as e5's `passage: ` or a bge instruction:
+    fixed for the campaign like the pooling, and checked against the folder's prompts."""
+    dimensions: int | None = Field(default=None, ge=1, le=1_000_000)
+    """Vector size expected (after any Dense module); checked against the folder."""
+    backend: Literal["auto", "builtin", "sentence-transformers"] = "auto"
+    """What loads the model: the light built-in BERT encoder (extra `embed`), the
+    folder's own module stack on sentence-transformers (extra `embed-st`), or `auto`:
+    the built-in one where it can, sentence-transformers otherwise."""
+    differs_from_model: dict[Literal["pooling", "normalization", "dimensions",
+                                     "truncation_tokens", "prompt"], str] = {}
+    """Settings kept although they contradict the model folder, each with the reason
+    (carried into the plan as a warning); any other contradiction is an error."""
     batching: Literal["original", "length-grouped"] = "length-grouped"
     """Original order with a fixed batch size, or grouped by length under a token budget."""
     batch_size: int = Field(default=64, ge=1)
-    """Documents per batch in original order."""
-    token_budget: int = Field(default=65536, ge=1)
-    """Padded tokens per batch when grouped by length (padded length × batch ≤ budget)."""
+    """Documents per batch: exactly this many in original order, at most this many when
+    grouped by length (many short texts in one batch are slower, not faster)."""
+    token_budget: int | None = Field(default=None, ge=1, le=1 << 30)
+    """Padded tokens per batch when grouped by length (padded length × batch ≤ budget);
+    without it the planner derives one for the card (see `planner.embed.budget`)."""
     throughput_tokens_per_s: Figure
     """Padded tokens per second on one card, with provenance."""
     versions: int = Field(default=1, ge=1)
@@ -76,6 +93,21 @@ class Embedding(Strict):
     """How `campaign-planner measure` times one batch of the longest texts: the reference
     encoder (`reference = "encoder"`) or your own factory (see `planner.measure_spec`)."""
 
+    @property
+    def grouped_budget(self) -> int:
+        """The token budget, or the smallest card default when the preset gives none (the
+        planner sets the card's own before planning: `planner.embed.budget`)."""
+        return self.token_budget or DEFAULT_TOKEN_BUDGET
+
+    @field_validator("differs_from_model")
+    @classmethod
+    def _reasons(cls, v: dict[str, str]) -> dict[str, str]:
+        for key, reason in v.items():
+            if not reason.strip():
+                raise ValueError(f"@{key}: give the reason this setting differs from the "
+                                 "model")
+        return v
+
     @field_validator("command")
     @classmethod
     def _template(cls, v: str) -> str:
@@ -83,7 +115,8 @@ class Embedding(Strict):
 
     @model_validator(mode="after")
     def _budget(self) -> Self:
-        if self.batching == "length-grouped" and self.token_budget < min(
+        if self.batching == "length-grouped" and self.token_budget is not None and \
+                self.token_budget < min(
             self.lengths.max, self.truncation_tokens
         ):
             raise ValueError(

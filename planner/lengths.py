@@ -64,9 +64,11 @@ def original_order(lens: Sequence[int], batch_size: int) -> tuple[int, int]:
     return batches, padded
 
 
-def length_grouped(lens: Sequence[int], token_budget: int) -> tuple[int, int]:
+def length_grouped(lens: Sequence[int], token_budget: int,
+                   max_documents: int | None = None) -> tuple[int, int]:
     """(batches, padded tokens) for batches of similar length: longest first, each batch
-    filled while padded length × size stays within the budget."""
+    filled while padded length × size stays within the budget and size within
+    `max_documents`."""
     ordered = sorted(lens, reverse=True)
     padded = 0
     batches = 0
@@ -74,7 +76,7 @@ def length_grouped(lens: Sequence[int], token_budget: int) -> tuple[int, int]:
     n = len(ordered)
     while i < n:
         width = ordered[i]
-        size = max(1, token_budget // width)
+        size = batch_rows(width, token_budget, max_documents)
         size = min(size, n - i)
         padded += width * size
         batches += 1
@@ -104,11 +106,18 @@ def _estimate(lengths: TokenLengths, documents: int, truncation: int, batch_size
                  max(useful, round(padded * scale)))
         for name, (batches, padded) in (
             ("original", original_order(lens, batch_size)),
-            ("length-grouped", length_grouped(lens, token_budget)),
+            ("length-grouped", length_grouped(lens, token_budget, batch_size)),
         ))
 
 
-def grouped_counts(counts: dict[int, int], token_budget: int) -> tuple[int, int]:
+def batch_rows(width: int, token_budget: int, max_documents: int | None = None) -> int:
+    """Documents in a length-grouped batch `width` tokens wide."""
+    size = max(1, token_budget // width)
+    return min(size, max_documents) if max_documents else size
+
+
+def grouped_counts(counts: dict[int, int], token_budget: int,
+                   max_documents: int | None = None) -> tuple[int, int]:
     """`length_grouped` on a histogram of (truncated) lengths instead of a list: the same
     batches, in time proportional to the batches and distinct lengths, not the documents."""
     batches = padded = 0
@@ -116,7 +125,7 @@ def grouped_counts(counts: dict[int, int], token_budget: int) -> tuple[int, int]
     i, left = 0, counts[lens[0]] if lens else 0
     while i < len(lens):
         width = lens[i]
-        size = max(1, token_budget // width)
+        size = batch_rows(width, token_budget, max_documents)
         batches += 1
         taken = 0
         while taken < size and i < len(lens):
@@ -158,7 +167,7 @@ class OriginalOrder:
 
 
 def exact(counts: dict[int, int], original: tuple[int, int], truncation: int,
-          token_budget: int) -> dict[str, Batching]:
+          token_budget: int, max_documents: int | None = None) -> dict[str, Batching]:
     """Both strategies from a scanned corpus: `counts` maps each document length (before
     truncation) to how many documents have it; `original` is what `OriginalOrder` counted."""
     cut: dict[int, int] = {}
@@ -166,6 +175,6 @@ def exact(counts: dict[int, int], original: tuple[int, int], truncation: int,
         key = max(1, min(truncation, length))
         cut[key] = cut.get(key, 0) + n
     useful = sum(length * n for length, n in cut.items())
-    batches, padded = grouped_counts(cut, token_budget)
+    batches, padded = grouped_counts(cut, token_budget, max_documents)
     return {"original": Batching("original", original[0], useful, original[1]),
             "length-grouped": Batching("length-grouped", batches, useful, padded)}

@@ -221,8 +221,20 @@ class EmbeddingPlan(Lax):
     """Pooling, fixed."""
     normalization: str
     """Normalization, fixed."""
+    prompt: str = ""
+    """Text put before every document, fixed."""
+    dimensions: int | None = None
+    """Vector size the exports have (the folder's, when found while planning)."""
+    backend: str = "auto"
+    """What loads the model: `builtin` or `sentence-transformers` (named when the model's
+    folder was found while planning), `auto` when the worker decides."""
+    model_stack: str = ""
+    """The folder's module stack, when found while planning."""
+    differs_from_model: dict[str, str] = {}
+    """Settings kept although the model folder says otherwise, with the preset's reasons."""
     settings_fingerprint: str
-    """SHA-256 over model, tokenizer, truncation, pooling and normalization."""
+    """SHA-256 over model, tokenizer, truncation, pooling, normalization, prompt, dimensions
+    and backend choice."""
     batching: str
     """Strategy planned."""
     documents: int
@@ -248,7 +260,9 @@ class EmbeddingPlan(Lax):
     batch_size: int = 0
     """Documents per batch in original order."""
     token_budget: int = 0
-    """Padded tokens per batch when grouped by length."""
+    """Padded tokens per batch when grouped by length (at most `batch_size` documents)."""
+    budget_note: str = ""
+    """Where the batch sizes come from, and why."""
     export_layout: str = ""
     """Where each version's shard files and manifest are written."""
     corpus: CorpusPlan | None = None

@@ -115,7 +115,7 @@ class EmbeddingForm(Vertical):
             "embedding.truncation_tokens": str(e.truncation_tokens),
             "embedding.pooling": e.pooling, "embedding.normalization": e.normalization,
             "embedding.batching": e.batching, "embedding.batch_size": str(e.batch_size),
-            "embedding.token_budget": str(e.token_budget),
+            "embedding.token_budget": str(e.token_budget) if e.token_budget else "",
         }
         for row in self.query(FieldRow):
             row.sync(values[row.path])

@@ -118,7 +118,7 @@ def test_scan_figures_with_the_declared_approximation(tmp_path: Path) -> None:
     cut = [min(8, c) for c in counts]
     by = {b.strategy: b for b in s.strategies}
     assert by["original"].padded_tokens == sum(max(cut[i:i + 2]) * 2 for i in range(0, 6, 2))
-    assert by["length-grouped"].padded_tokens == lengths.length_grouped(cut, 16)[1]
+    assert by["length-grouped"].padded_tokens == lengths.length_grouped(cut, 16, 2)[1]
     assert by["original"].useful_tokens == sum(cut)
 
 

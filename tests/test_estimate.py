@@ -145,7 +145,7 @@ def test_embedding_hours_from_padded_tokens_and_throughput() -> None:
 
 def test_embedding_that_does_not_fit_says_how_many_documents_do() -> None:
     data = shipped("embedding-3d")
-    data["embedding"]["throughput_tokens_per_s"]["value"] = 1000.0
+    data["embedding"]["throughput_tokens_per_s"]["value"] = 400.0
     plan = plan_dict(data)
     e = plan.embedding
     assert e is not None and e.versions_fit == 0

@@ -27,3 +27,22 @@ def test_import_planner_alone_is_light() -> None:
          "if m.split('.')[0] in {'textual','torch','screens','pydantic'}))"],
         capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "[]"
+
+
+EMBED_CODE = """
+import sys
+from planner.cli import main
+rc = main(["--preset", "embedding-3d", "--out", sys.argv[1]])
+heavy = sorted(m for m in sys.modules if m.split(".")[0] in
+               {"textual", "torch", "screens", "transformers", "sentence_transformers",
+                "tokenizers", "safetensors", "numpy"})
+print(rc, heavy)
+"""
+
+
+def test_an_embedding_plan_judges_the_model_folder_without_loading_it(tmp_path: Path) -> None:
+    # With the packaged model installed the plan reads its folder (backend, module stack,
+    # settings checked); without it the plan is made all the same. Neither loads a library.
+    proc = subprocess.run([sys.executable, "-c", EMBED_CODE, str(tmp_path / "o")],
+                          capture_output=True, text=True, check=True)
+    assert proc.stdout.strip().splitlines()[-1] == "0 []"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import signal
 import sys
 from collections.abc import Sequence
@@ -10,6 +11,9 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from planner.errors import InputError
+
+DEVICE = re.compile(r"cpu|mps|cuda(:[0-9]{1,3})?")
+MAX_SHARDS = 1_000_000
 
 if TYPE_CHECKING:
     from planner.embed.worker import Job
@@ -26,9 +30,10 @@ def parser() -> argparse.ArgumentParser:
                     "Each shard is written atomically with a manifest entry; a restart "
                     "skips finished shards. Run one per card with --part K/N, or several "
                     "without: they share the shards.",
-        epilog="Needs torch, tokenizers, safetensors and numpy "
-               "(pip install 'campaign-planner[embed]'). Nothing is downloaded: the model's "
-               "files must be on this machine.")
+        epilog="The built-in BERT encoder needs torch, tokenizers, safetensors and numpy "
+               "(pip install 'campaign-planner[embed]'); other models load with their own "
+               "sentence-transformers stack (pip install 'campaign-planner[embed-st]'). "
+               "Nothing is downloaded: the model's files must be on this machine.")
     p.add_argument("plan", help="plan.toml of an embedding campaign planned with --corpus")
     p.add_argument("--version", type=int, action="append", metavar="V",
                    help="representation version (repeatable; default: every version)")
@@ -68,14 +73,36 @@ def parse_shards(text: str | None) -> list[int] | None:
     if text is None:
         return None
     out: set[int] = set()
-    try:
-        for item in text.split(","):
-            a, _, b = item.partition("-")
-            out.update(range(int(a), int(b or a) + 1))
-    except ValueError:
-        raise InputError(f"expected shard numbers such as 3, 0-9 or 1,4,7; got {text!r}",
-                         field="--shard") from None
+    total = 0
+    for item in text.split(","):
+        a, dash, b = item.strip().partition("-")
+        if not (_number(a) and (_number(b) if dash else not b)):
+            raise InputError(f"expected shard numbers such as 3, 0-9 or 1,4,7; got {text!r}",
+                             field="--shard")
+        first, last = int(a), int(b or a)
+        if last < first:
+            raise InputError(f"range {item.strip()!r} runs backwards: write {last}-{first}",
+                             field="--shard")
+        # A range is checked against the plan's shards later; bounding it here keeps a
+        # typo such as 0-99999999999 from building a huge list first.
+        total += last - first + 1
+        if total > MAX_SHARDS:
+            raise InputError(f"{text!r} names more shards than any plan has",
+                             field="--shard")
+        out.update(range(first, last + 1))
     return sorted(out)
+
+
+def _number(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
+def check_device(name: str | None) -> str | None:
+    """Refuse a device name torch would not understand, before anything is loaded."""
+    if name is None or DEVICE.fullmatch(name):
+        return name
+    raise InputError(f"unknown device {name!r}: use cpu, cuda, cuda:N or mps",
+                     field="--device")
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
@@ -85,6 +112,7 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
 def main(argv: Sequence[str]) -> int:
     """Entry point of `campaign-planner embed`."""
     args = parser().parse_args(list(argv))
+    device = check_device(args.device)
     from planner.embed.worker import resolve
 
     job = resolve(args.plan, versions=args.version, part=parse_part(args.part),
@@ -93,21 +121,22 @@ def main(argv: Sequence[str]) -> int:
         return _check(job)
     try:
         import numpy  # noqa: F401
-        import tokenizers  # noqa: F401
         import torch  # noqa: F401
     except ImportError as exc:
         raise InputError(f"{exc.name} is not installed: pip install "
                          "'campaign-planner[embed]'", field="embed") from None
-    from planner.embed.encoder import Encoder
+    from planner.embed.encoder import load_encoder, pick_device
     from planner.embed.worker import Outcome, run
 
     e = job.embedding
-    encoder = Encoder(e.model, e.tokenizer, e.truncation_tokens, e.pooling, e.normalization,
-                      device=args.device, dtype=args.dtype)
+    pick_device(device)  # an unusable device is refused before the model loads
+    encoder = load_encoder(e, device=device, dtype=args.dtype)
+    prompt = f", prompt {e.prompt!r}" if e.prompt else ""
     print(f"embed {job.plan.campaign.id}: {len(job.shards)} shards × "
-          f"{len(job.versions)} version(s) on {encoder.device} ({encoder.dtype}); "
-          f"model {e.model}, truncation {e.truncation_tokens}, {e.pooling} pooling, "
-          f"{e.normalization} normalization", file=sys.stderr)
+          f"{len(job.versions)} version(s) on {encoder.device} ({encoder.dtype}) with "
+          f"{encoder.backend}; model {e.model} ({encoder.stack}), truncation "
+          f"{e.truncation_tokens}, {e.pooling} pooling, {e.normalization} normalization"
+          f"{prompt}", file=sys.stderr)
     previous = signal.signal(signal.SIGTERM, _terminate)
     outcome = Outcome()
     try:

@@ -1,7 +1,10 @@
 """The campaign's fixed encoder: tokenizer, truncation, model, pooling and normalization.
 
 Everything that changes a vector is set here once, from the plan, and fingerprinted:
-the model's weights and tokenizer file by their SHA-256, the rest by value.
+the model's weights and tokenizer file by their SHA-256, the rest by value. Two backends
+load a model (see `planner.embed.backends`): `Encoder` here, the light built-in BERT, and
+`planner.embed.st_encoder.STEncoder`, the folder's own sentence-transformers stack.
+`load_encoder` builds the one the plan names.
 """
 
 from __future__ import annotations
@@ -9,10 +12,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from typing import Any, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 from planner.corpus_tokens import file_sha256, find_model_dir
 from planner.errors import InputError
+
+if TYPE_CHECKING:
+    from planner.plan import EmbeddingPlan
 
 DTYPES = ("fp32", "bf16", "fp16")
 
@@ -22,8 +29,17 @@ def pick_device(name: str | None = None) -> str:
     import torch
 
     if name:
-        if name.startswith("cuda") and not torch.cuda.is_available():
-            raise InputError("CUDA is not available on this machine", field="--device")
+        if name.startswith("cuda"):
+            count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+            index = int(name.partition(":")[2] or 0)
+            if index >= count:
+                have = f"only {count} CUDA device(s)" if count else "no CUDA device"
+                raise InputError(f"{name} asked for, but this machine has {have}",
+                                 field="--device")
+        if name == "mps":
+            mps = getattr(torch.backends, "mps", None)
+            if mps is None or not mps.is_available():
+                raise InputError("MPS is not available on this machine", field="--device")
         return name
     if torch.cuda.is_available():
         return "cuda"
@@ -33,21 +49,59 @@ def pick_device(name: str | None = None) -> str:
     return "cpu"
 
 
+def model_folder(model: str) -> Path:
+    """The model's folder on this machine, or an InputError: nothing is downloaded."""
+    folder = find_model_dir(model)
+    if folder is None:
+        raise InputError(f"model files for {model!r} not found on this machine (a model "
+                         "folder, a package that ships it, or the Hugging Face cache; "
+                         "nothing is downloaded)", field="embedding.model")
+    return folder
+
+
+def fingerprint_of(settings_fingerprint: str, **loaded: str) -> str:
+    """SHA-256 over the plan's settings and what was actually loaded."""
+    fixed = {"settings": settings_fingerprint, **loaded}
+    return hashlib.sha256(json.dumps(fixed, sort_keys=True).encode()).hexdigest()
+
+
+def load_encoder(e: EmbeddingPlan, *, device: str | None = None, dtype: str = "fp32") -> Any:
+    """The encoder the plan names (`builtin` or `sentence-transformers`), on `device`."""
+    from planner.embed.backends import BUILTIN, ST, choose, install_hint, missing_package
+    from planner.embed.folder import read_folder
+
+    folder = model_folder(e.model)
+    backend = e.backend
+    if backend == "auto":
+        backend = choose("auto", read_folder(folder))
+    missing = missing_package(backend)
+    if missing is not None:
+        raise InputError(f"the plan loads {e.model} with {backend}, which needs {missing}: "
+                         f"{install_hint(backend)}", field="embedding.backend")
+    if backend == ST:
+        from planner.embed.st_encoder import STEncoder
+
+        return STEncoder(folder, e.truncation_tokens, e.pooling, e.normalization,
+                         prompt=e.prompt, dimensions=e.dimensions, device=device, dtype=dtype)
+    assert backend == BUILTIN
+    return Encoder(e.model, e.tokenizer, e.truncation_tokens, e.pooling, e.normalization,
+                   device=device, dtype=dtype, prompt=e.prompt)
+
+
 class Encoder:
-    """Texts in, one float32 vector per text out, as the plan fixes it."""
+    """Texts in, one float32 vector per text out, as the plan fixes it: the built-in BERT."""
+
+    backend = "builtin"
 
     def __init__(self, model: str, tokenizer: str, truncation: int, pooling: str,
-                 normalization: str, *, device: str | None = None, dtype: str = "fp32") -> None:
+                 normalization: str, *, device: str | None = None, dtype: str = "fp32",
+                 prompt: str = "") -> None:
         import torch
         from tokenizers import Tokenizer
 
         from planner.embed.bert import load_bert
 
-        folder = find_model_dir(model)
-        if folder is None:
-            raise InputError(f"model files for {model!r} not found on this machine (a model "
-                             "folder, a package that ships it, or the Hugging Face cache; "
-                             "nothing is downloaded)", field="embedding.model")
+        folder = model_folder(model)
         tok_dir = find_model_dir(tokenizer)
         tok_file = tok_dir / "tokenizer.json" if tok_dir is not None else None
         if tok_file is None or not tok_file.is_file():
@@ -59,6 +113,10 @@ class Encoder:
         self.device = pick_device(device)
         self.dtype: Literal["fp32", "bf16", "fp16"] = dtype  # type: ignore[assignment]
         self.pooling, self.normalization, self.truncation = pooling, normalization, truncation
+        self.prompt = prompt
+        from planner.embed.folder import read_folder
+
+        self.stack = read_folder(folder).stack()
         self.model_sha256 = file_sha256(folder / "model.safetensors")
         self.tokenizer_sha256 = file_sha256(tok_file)
         self.tok = Tokenizer.from_file(str(tok_file))
@@ -77,13 +135,20 @@ class Encoder:
 
     def fingerprint(self, settings_fingerprint: str) -> str:
         """SHA-256 over the plan's settings, the files actually loaded, and the precision."""
-        fixed = {"settings": settings_fingerprint, "model_sha256": self.model_sha256,
-                 "tokenizer_sha256": self.tokenizer_sha256, "dtype": self.dtype}
-        return hashlib.sha256(json.dumps(fixed, sort_keys=True).encode()).hexdigest()
+        return fingerprint_of(settings_fingerprint, model_sha256=self.model_sha256,
+                              tokenizer_sha256=self.tokenizer_sha256, dtype=self.dtype,
+                              backend=self.backend, stack=self.stack, prompt=self.prompt)
 
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
-        """Token ids of each text, special tokens included, truncated."""
+        """Token ids of each text (after the prompt), special tokens included, truncated."""
+        if self.prompt:
+            texts = [self.prompt + t for t in texts]
         return [e.ids for e in self.tok.encode_batch_fast(list(texts))]
+
+    def encode_texts(self, texts: Sequence[str]) -> tuple[Any, list[int]]:
+        """One batch: vectors [len(texts), dim] (float32 numpy) and each text's tokens."""
+        ids = self.tokenize(texts)
+        return self.encode_ids(ids), [len(t) for t in ids]
 
     def encode_ids(self, batch: Sequence[Sequence[int]]) -> Any:
         """One padded batch through the model: a float32 numpy array [len(batch), dim]."""

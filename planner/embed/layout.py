@@ -17,14 +17,20 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from planner.catalog import Catalog
 from planner.corpus_plan import CorpusScan
 from planner.corpus_scan import scan
 from planner.embed.shardlist import IDS_NAME, LIST_NAME, Shard, ShardList, list_toml
 from planner.embedding_spec import Embedding
 from planner.errors import InputError
+from planner.lengths import batch_rows
 from planner.preset import Preset
 from planner.tomlio import refuse_existing, write_atomic
+
+if TYPE_CHECKING:
+    from planner.measurements import Measurements
 
 FLUSH_BYTES = 64 << 20
 
@@ -102,7 +108,8 @@ def _batches(lines: Iterator[tuple[int, bytes]], grouped: bool, batch_size: int,
     size = batch_size
     for key, line in lines:
         if not batch and grouped:
-            size = max(1, budget // key)
+            # Capped by documents too: hundreds of short texts in one batch are slower.
+            size = batch_rows(key, budget, batch_size)
         batch.append((key, line))
         if len(batch) >= size:
             yield batch
@@ -112,17 +119,27 @@ def _batches(lines: Iterator[tuple[int, bytes]], grouped: bool, batch_size: int,
 
 
 def for_preset(preset: Preset, source: str, corpus: str, id_field: str, text_field: str, *,
-               out: str | None, force: bool) -> Layout:
-    """`--corpus` of the plan command: refuse early what could not be written, then build."""
+               out: str | None, force: bool, catalog: Catalog | None = None,
+               measurements: Measurements | None = None) -> Layout:
+    """`--corpus` of the plan command: refuse early what could not be written or loaded,
+    then build with the budget the plan will state (`planner.embed.budget`)."""
     if preset.embedding is None:
         raise InputError("--corpus needs an embedding preset", file=source,
                          field="campaign.kind")
+    from planner.embed.plan_check import check_model
+
+    check_model(preset.embedding, preset.order.packages, source=source)
+    if catalog is not None:
+        from planner.embed.budget import with_budget
+
+        preset, _ = with_budget(preset, catalog.get(preset.campaign.card), measurements)
     if out:
         check_free(Path(out), force=force)
         refuse_existing([Path(out) / "plan.toml", Path(out) / "order.toml"], force=force)
     # The worker finds the corpus relative to plan.toml: record the path from there.
     ref = (os.path.relpath(Path(corpus).resolve(), Path(out).resolve())
            if out and not Path(corpus).is_absolute() else corpus)
+    assert preset.embedding is not None
     return build(corpus, preset.embedding, id_field, text_field, recorded=ref)
 
 
@@ -151,7 +168,7 @@ def _build(corpus: Path, e: Embedding, id_field: str, text_field: str, folder: P
         buckets.add(key, json.dumps([rid, offset, tokens]).encode() + b"\n")
 
     result = scan(corpus, id_field, text_field, tokenizer=e.tokenizer, truncation=trunc,
-                  batch_size=e.batch_size, token_budget=e.token_budget, sink=sink,
+                  batch_size=e.batch_size, token_budget=e.grouped_budget, sink=sink,
                   progress=progress)
     shards: list[Shard] = []
     cur: dict[str, int] = {}
@@ -165,7 +182,7 @@ def _build(corpus: Path, e: Embedding, id_field: str, text_field: str, folder: P
                                         k: v for k, v in cur.items() if k != "byte"}))
                 cur.clear()
 
-        for batch in _batches(buckets.lines(grouped), grouped, e.batch_size, e.token_budget):
+        for batch in _batches(buckets.lines(grouped), grouped, e.batch_size, e.grouped_budget):
             docs = [json.loads(line) for _, line in batch]
             cut = [max(1, min(trunc, d[2])) for d in docs]
             if cur and cur["documents"] + len(docs) > e.shard_documents:
@@ -191,7 +208,7 @@ def _build(corpus: Path, e: Embedding, id_field: str, text_field: str, folder: P
         ids_file=IDS_NAME, ids_sha256=file_sha256(ids_path), corpus=recorded,
         corpus_format=result.format, corpus_bytes=result.bytes, id_field=id_field,
         text_field=text_field, strategy=e.batching, batch_size=e.batch_size,
-        token_budget=e.token_budget, truncation_tokens=trunc,
+        token_budget=e.grouped_budget, truncation_tokens=trunc,
         tokenizer_sha256=result.tokenizer_sha256, documents=result.documents,
         useful_tokens=sum(s.useful_tokens for s in shards),
         padded_tokens=sum(s.padded_tokens for s in shards), batches=batch_no, shards=shards)
@@ -206,25 +223,13 @@ def _build(corpus: Path, e: Embedding, id_field: str, text_field: str, folder: P
 
 
 def model_check(e: Embedding) -> tuple[str, list[str]]:
-    """SHA-256 of the model's weights when found here, and warnings: files missing, or a
-    pooling that differs from the one the model was trained with."""
-    from planner.corpus_tokens import file_sha256, find_model_dir
+    """SHA-256 of the model's weights when found here, and a warning when they are not
+    (the folder's settings are judged when planning: `planner.embed.plan_check`)."""
+    from planner.corpus_tokens import find_model_dir
+    from planner.embed.folder import weights_sha256
 
     folder = find_model_dir(e.model)
     if folder is None:
         return "", [f"model files for {e.model!r} not found here: the plan records no "
                     "checksum of the weights; the worker records the one it loads"]
-    warnings = []
-    pooling = folder / "1_Pooling" / "config.json"
-    if pooling.is_file():
-        cfg = json.loads(pooling.read_text())
-        native = next((name for key, name in (("pooling_mode_mean_tokens", "mean"),
-                                              ("pooling_mode_cls_token", "cls"),
-                                              ("pooling_mode_max_tokens", "max"),
-                                              ("pooling_mode_lasttoken", "last"))
-                       if cfg.get(key)), None)
-        if native and native != e.pooling:
-            warnings.append(f"{e.model} was trained with {native} pooling; the plan uses "
-                            f"{e.pooling}")
-    weights = folder / "model.safetensors"
-    return (file_sha256(weights) if weights.is_file() else ""), warnings
+    return weights_sha256(folder), []

@@ -78,6 +78,12 @@ class Manifest(Lax):
     """Precision of the forward pass."""
     dim: int
     """Vector size."""
+    backend: str = ""
+    """What loaded the model: `builtin` or `sentence-transformers`."""
+    stack: str = ""
+    """The module stack the vectors went through."""
+    prompt: str = ""
+    """Text put before every document."""
     plan_id: str
     """The campaign the shards belong to."""
     version: int
@@ -99,11 +105,27 @@ class ExportDir:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.manifest_path = path / "manifest.toml"
-        (path / ".locks").mkdir(parents=True, exist_ok=True)
+
+    def _locks(self) -> Path:
+        # Made only by a worker that writes: checking the exports must write nothing.
+        folder = self.path / ".locks"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot create the export folder: {exc.strerror}",
+                             file=folder) from None
+        return folder
+
+    def _write(self, m: Manifest) -> None:
+        try:
+            write_atomic(self.manifest_path, _text(m), force=True)
+        except OSError as exc:
+            raise InputError(f"cannot write the manifest: {exc.strerror}; the shards already "
+                             "recorded are kept", file=self.manifest_path) from None
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        with open(self.path / ".locks" / "manifest", "a") as fh:
+        with open(self._locks() / "manifest", "a") as fh:
             fcntl.flock(fh, fcntl.LOCK_EX)
             try:
                 yield
@@ -125,7 +147,7 @@ class ExportDir:
         with self._locked():
             current = self.read()
             if current is None:
-                write_atomic(self.manifest_path, _text(header), force=True)
+                self._write(header)
                 return header
         for name in ("fingerprint", "shard_list_sha256", "dim"):
             if getattr(current, name) != getattr(header, name):
@@ -142,8 +164,7 @@ class ExportDir:
             current = self.read()
             assert current is not None
             kept = [s for s in current.shards if s.index != entry.index]
-            new = current.model_copy(update={"shards": [*kept, entry]})
-            write_atomic(self.manifest_path, _text(new), force=True)
+            self._write(current.model_copy(update={"shards": [*kept, entry]}))
 
     def finished(self, entry: ShardDone | None) -> bool:
         """Whether a manifest entry's file is there with the recorded checksum."""
@@ -155,7 +176,7 @@ class ExportDir:
     def claim(self, index: int) -> IO[Any] | None:
         """An exclusive, non-blocking lock on one shard; None when another worker holds it.
         The lock goes with the process, however it ends."""
-        fh = open(self.path / ".locks" / f"shard-{index:05d}", "a")  # noqa: SIM115
+        fh = open(self._locks() / f"shard-{index:05d}", "a")  # noqa: SIM115
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -175,6 +196,11 @@ class ExportDir:
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, final)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise InputError(f"cannot write the shard: {exc.strerror or exc}; nothing of it "
+                             "was kept, the shards already recorded are intact", file=final,
+                             ) from None
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise

@@ -173,7 +173,7 @@ def size(preset: Preset, catalog: Catalog, scan: CorpusScan, enc: Encoder, *,
     else:
         def peak(m: int) -> float | None:
             return fake_estimate(build, m, "fp32").peak / GIB
-    start = max(1, e.token_budget // width)
+    start = max(1, e.grouped_budget // width)
     found = largest_micro_batch(peak, budget_gib, start=start,
                                 limit=max(start, SEARCH_LIMIT_TOKENS // width),
                                 oom_errors=backend.oom_errors, recover=backend.clean_slate)

@@ -60,6 +60,11 @@ def main(argv: Sequence[str]) -> int:
     if e is None:
         raise InputError("not an embedding preset", file=source, field="campaign.kind")
     catalog = load_catalog(args.catalog)
+    from planner.embed.budget import with_budget
+
+    preset, _ = with_budget(preset, catalog.get(preset.campaign.card))
+    e = preset.embedding
+    assert e is not None and e.token_budget is not None
     result = scan(args.corpus, args.id_field, args.text_field, tokenizer=e.tokenizer,
                   truncation=e.truncation_tokens, batch_size=e.batch_size,
                   token_budget=e.token_budget, progress=not args.quiet)

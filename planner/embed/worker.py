@@ -86,7 +86,13 @@ def resolve(plan_path: str | Path, *, versions: list[int] | None = None,
     if src.stat().st_size != c.bytes:
         raise InputError(f"{src.stat().st_size:,} bytes, but {c.bytes:,} were planned: not "
                          "the corpus this plan was made from", file=src)
-    wanted = versions or sorted({r.version for r in plan.runs if r.version is not None})
+    known = sorted({r.version for r in plan.runs if r.kind == "embed" and r.version is not None})
+    unknown = [v for v in versions or [] if v not in known]
+    if unknown:
+        have = ", ".join(map(str, known)) or "none"
+        raise InputError(f"no version {unknown[0]} in this plan (versions planned: {have})",
+                         field="--version")
+    wanted = sorted(set(versions)) if versions else known
     picked = sl.shards
     if shards:
         bad = [s for s in shards if not 0 <= s < len(sl.shards)]
@@ -118,13 +124,21 @@ def header(job: Job, encoder: Any, version: int) -> Manifest:
         model_sha256=encoder.model_sha256, tokenizer=e.tokenizer,
         tokenizer_sha256=encoder.tokenizer_sha256, truncation_tokens=e.truncation_tokens,
         pooling=e.pooling, normalization=e.normalization, dtype=encoder.dtype,
-        dim=encoder.dim, plan_id=job.plan.campaign.id, version=version,
+        dim=encoder.dim, backend=encoder.backend, stack=encoder.stack, prompt=e.prompt,
+        plan_id=job.plan.campaign.id, version=version,
         shard_list_sha256=e.corpus.shard_list_sha256 if e.corpus else "")
 
 
 def check_files(job: Job, encoder: Any) -> None:
-    """Refuse a model or tokenizer other than the one the plan was made with."""
+    """Refuse a model, module stack or tokenizer other than the one the plan was made with."""
     e = job.embedding
+    if e.model_stack and e.model_stack != encoder.stack:
+        raise InputError(f"the model folder found here defines {encoder.stack}, the plan was "
+                         f"made with {e.model_stack}: not the same model",
+                         field="embedding.model_stack")
+    if e.backend != "auto" and e.backend != encoder.backend:
+        raise InputError(f"loaded with {encoder.backend}, the plan names {e.backend}",
+                         field="embedding.backend")
     for name, planned, loaded in (("model_sha256", e.model_sha256, encoder.model_sha256),
                                   ("tokenizer_sha256", e.tokenizer_sha256,
                                    encoder.tokenizer_sha256)):
@@ -157,11 +171,11 @@ def embed_shard(job: Job, encoder: Any, shard: Shard,
         end = start
         while end < len(rows) and rows[end][0] == rows[start][0]:
             end += 1
-        ids = encoder.tokenize([texts[r[2]] for r in rows[start:end]])
-        vectors[start:end] = encoder.encode_ids(ids)
-        useful += sum(len(t) for t in ids)
-        padded += max(len(t) for t in ids) * len(ids)
-        on_batch(end - start, sum(len(t) for t in ids))
+        vectors[start:end], lengths = encoder.encode_texts([texts[r[2]] for r in
+                                                            rows[start:end]])
+        useful += sum(lengths)
+        padded += max(lengths) * len(lengths)
+        on_batch(end - start, sum(lengths))
         start = end
     return [r[1] for r in rows], vectors, useful, padded
 

@@ -40,7 +40,7 @@ def jobs(preset: Preset, spec: MeasureSpec, source: str | None) -> list[Job]:
             raise InputError("an embedding campaign measures an encoder: reference = "
                              "\"encoder\"", file=source, field=f"{where}.reference")
         seq = min(e.lengths.max, e.truncation_tokens)
-        batch = max(1, e.token_budget // seq) if e.batching == "length-grouped" else e.batch_size
+        batch = max(1, e.grouped_budget // seq) if e.batching == "length-grouped" else e.batch_size
         if spec.factory:
             build = factory_builder(spec.factory, {}, dtype=spec.dtype, seq_len=seq,
                                     options=spec.options, source=source,
