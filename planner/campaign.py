@@ -22,7 +22,8 @@ from planner.plan import (
     Run,
 )
 from planner.preset import FactorValue, Preset, Training
-from planner.schedule import Placement, schedule
+from planner.packing import Packing, Solver, pack
+from planner.packing_why import jobs_of, why_not
 from planner.summary import summarize
 
 if TYPE_CHECKING:
@@ -95,21 +96,24 @@ def _command(template: str, source: str | None, field: str, **values: object) ->
 
 
 def _training_runs(preset: Preset, training: Training, cid: str, specs: list[RunSpec],
-                   placed: list[Placement | None], earliest: list[float], offset: float,
+                   packing: Packing, usable: float, offset: float,
                    source: str | None) -> tuple[list[Run], list[NotFitting]]:
     section = preset.campaign.kind
     runs: list[Run] = []
     missing: list[NotFitting] = []
-    horizon = preset.campaign.hours - preset.overheads.safety_margin_hours
+    placed = packing.placements
     rob_by_name = {r.name: r for r in training.robustness}
     adaptation = _adaptation_values(preset)
+    jobs = jobs_of(specs, training.seeds)
     # What depends only on the configuration is worked out once, not once per seed.
     per_config: dict[str, tuple[str, FactorValue, dict[str, str], str]] = {}
-    for spec, place, first in zip(specs, placed, earliest, strict=True):
+    for i, (spec, place) in enumerate(zip(specs, placed, strict=True)):
         cfg = spec.config
         if place is None:
-            missing.append(NotFitting(id=spec.id, reason=_why(spec, specs, placed, first + offset,
-                                                               offset, horizon)))
+            reason = (cfg.reason if not cfg.fits else
+                      why_not(i, [s.id for s in specs], jobs, packing, preset.campaign.cards,
+                              usable))
+            missing.append(NotFitting(id=spec.id, reason=reason))
             continue
         if cfg.name not in per_config:
             per_config[cfg.name] = _config_values(cfg)
@@ -161,32 +165,18 @@ def _adaptation_values(preset: Preset) -> dict[str, str]:
             "dataset": a.dataset}
 
 
-def _why(spec: RunSpec, specs: list[RunSpec], placed: list[Placement | None], first: float,
-         offset: float, horizon: float) -> str:
-    if not spec.config.fits:
-        return spec.config.reason
-    if spec.depends_on >= 0 and placed[spec.depends_on] is None:
-        return f"evaluates {specs[spec.depends_on].id}, which does not fit"
-    usable = horizon - offset
-    if spec.duration_h > usable:
-        return (f"needs {spec.duration_h:.1f} h but the usable window is {usable:.1f} h: it "
-                f"cannot finish even alone")
-    who = "a card frees up" if spec.cards == 1 else f"{spec.cards} cards free up"
-    return (f"needs {spec.duration_h:.1f} h; {who} at hour {first:.1f} at the earliest, so it "
-            f"would end at hour {first + spec.duration_h:.1f}, after the usable window closes "
-            f"at hour {horizon:g}")
-
-
 def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurements | None = None,
                   created: datetime | None = None, source: str | None = None,
-                  corpus: Layout | None = None) -> Plan:
+                  corpus: Layout | None = None, solver: Solver = "fast",
+                  time_limit_s: float = 5.0) -> Plan:
     """Plan a campaign: validate it against the catalog, order its runs information-first,
     place them on the cards inside the usable window, and sum up what fits.
 
     `measurements` replace the preset's figures per configuration (see `planner.measured`).
     `source` names the preset file in error messages. `corpus`: a scanned corpus laid out in
-    shards (`planner.embed.layout.build`), for exact embedding counts. Raises InputError on
-    bad input.
+    shards (`planner.embed.layout.build`), for exact embedding counts. `solver`: the fast
+    packer, or `cp-sat` (the `solve` extra) for a proven optimum within `time_limit_s`
+    (see `planner.packing` for the objective). Raises InputError on bad input.
     """
     card, warnings = check(preset, catalog, source)
     if measurements is not None:
@@ -228,20 +218,15 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
                                                     card, catalog)
         warnings += more
     specs = expand(training, cfgs, cid, o)
-    fitting = [s.config.fits for s in specs]
-    # Configurations that do not fit memory never reach the scheduler, and neither do
-    # evaluations of them.
-    earliest: list[float] = []
-    placed = schedule(
-        [s.duration_h if ok else float("inf") for s, ok in zip(specs, fitting, strict=True)],
-        [s.cards for s in specs], c.cards, usable,
-        [s.depends_on for s in specs], earliest,
-    )
-    runs, missing = _training_runs(preset, training, cid, specs, placed, earliest, offset,
+    # Configurations that do not fit memory never reach the packer (their jobs last
+    # forever), and neither do evaluations of them.
+    packing = pack(jobs_of(specs, training.seeds), c.cards, usable, solver=solver,
+                   time_limit_s=time_limit_s)
+    runs, missing = _training_runs(preset, training, cid, specs, packing, usable, offset,
                                    source)
     decisions = [*notes, *(cfg.decision for cfg in cfgs if cfg.decision)]
     warnings += _training_warnings(cfgs, runs, missing)
-    summary = summarize(preset, training, cfgs, specs, runs, usable, price)
+    summary = summarize(preset, training, cfgs, specs, runs, usable, price, packing)
     figures = [
         ConfigFigures(config=cfg.name, step_time_s=cfg.step_time, peak_memory_gib=cfg.peak_memory,
                       planned_peak_gib=round(cfg.peak_gib, 3), micro_batch=cfg.micro_batch,
