@@ -190,17 +190,25 @@ def pack_fast(jobs: Sequence[Job], n_cards: int, horizon: float) -> list[Placeme
     tried = [(serial(jobs, start, n_cards, horizon), start),
              (serial(jobs, range(len(jobs)), n_cards, horizon), list(range(len(jobs)))),
              (_list_scheduler(jobs, n_cards, horizon), None)]
+    floor = score(jobs, tried[-1][0])
     scored = [(score(jobs, p), -n, p, o) for n, (p, o) in enumerate(tried)]
-    key, _, best, order = max(scored, key=lambda t: (t[0], t[1]))
+    key, _, best, order = max((t for t in scored if _dominates(t[0], floor)),
+                              key=lambda t: (t[0], t[1]))
     if _counts_max(key, ceiling):
         return best
     budget = min(_SEARCH_CAP, _SEARCH_WORK // len(jobs))
     if budget > 0:
         for ckey, p, _o in _search(jobs, order or start, n_cards, horizon, key, ceiling,
                                    budget):
-            if ckey > key:
+            if ckey > key and _dominates(ckey, floor):
                 key, best = ckey, p
     return best
+
+
+def _dominates(key: Key, floor: Key) -> bool:
+    """No fewer complete seed sets and no fewer matrix runs than the list scheduler: the
+    objective may trade runs for sets, but the fast packer never goes below today's."""
+    return key[0] >= floor[0] and key[1] >= floor[1]
 
 
 def _sets_ceiling(jobs: Sequence[Job], ok: Sequence[bool]) -> int:

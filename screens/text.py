@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from planner.catalog import Card
 from planner.plan import Plan
-from planner.render import gib, hours, window
+from planner.render import fit_words, gib, hours, window
 
 __all__ = ["card_line", "cost", "gib", "headline", "hours", "money", "runs_fit", "window"]
 
@@ -33,7 +33,7 @@ def runs_fit(plan: Plan) -> str:
         return (f"{e.versions_fit} of {e.versions_wanted} version"
                 f"{'s' if e.versions_wanted != 1 else ''} fit, "
                 f"{s.runs_scheduled} of {s.runs_total} shards")
-    text = f"{s.matrix_runs_fit} of {s.matrix_runs} runs fit"
+    text = fit_words(plan)
     controls = s.runs_total - s.matrix_runs
     if controls:
         text += f" (+{s.runs_scheduled - s.matrix_runs_fit}/{controls} evals)"

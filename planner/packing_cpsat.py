@@ -1,0 +1,195 @@
+"""The exact packer: the objective of `planner.packing` on OR-Tools CP-SAT.
+
+Imported only when `--solver cp-sat` is used (the `solve` extra); a plain plan never loads
+OR-Tools. Times become whole milliseconds (durations rounded up, the window's close rounded
+down after adding the tolerance), so a schedule the solver accepts also holds in hours.
+
+The criteria are solved in stages, each fixing the optimum of the one before: the counts
+(complete seed sets, matrix runs, evaluations, as one weighted sum of small integers), then
+the end of the first complete seed set, then the last end. A single worker under a
+deterministic time limit keeps the same preset giving the same plan. The solver's schedule
+is finally replayed in its start order through the fast packer's placement, which moves no
+run later (an active schedule), and the fast packer's own schedule is kept whenever the
+solver finds nothing better.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from planner.packing import EPS_H, Job, Packing, runnable, score
+from planner.packing_fast import serial
+from planner.schedule import Placement
+
+SCALE = 3_600_000
+"""Solver time units per hour (milliseconds)."""
+
+
+def _units(h: float) -> int:
+    return math.ceil(h * SCALE - 1e-3)
+
+
+class _Model:
+    """The CP-SAT model of one packing problem."""
+
+    def __init__(self, jobs: Sequence[Job], n_cards: int, horizon: float,
+                 ok: Sequence[bool]) -> None:
+        from ortools.sat.python import cp_model
+
+        self.cp = cp_model
+        self.m = m = cp_model.CpModel()
+        self.jobs = jobs
+        h = math.floor((horizon + EPS_H) * SCALE)
+        self.dur = [_units(j.duration) if r else 0 for j, r in zip(jobs, ok, strict=True)]
+        self.on: list[Any] = []
+        self.start: list[Any] = []
+        self.end: list[Any] = []
+        intervals, demands = [], []
+        for i, (j, r) in enumerate(zip(jobs, ok, strict=True)):
+            on = m.NewBoolVar(f"on{i}")
+            if not r:
+                m.Add(on == 0)
+            s = m.NewIntVar(0, max(h - self.dur[i], 0), f"s{i}")
+            e = m.NewIntVar(0, h, f"e{i}")
+            intervals.append(m.NewOptionalIntervalVar(s, self.dur[i], e, on, f"x{i}"))
+            demands.append(j.cards)
+            self.on.append(on)
+            self.start.append(s)
+            self.end.append(e)
+            if j.after >= 0:
+                m.AddImplication(on, self.on[j.after])
+                m.Add(s >= self.end[j.after]).OnlyEnforceIf(on)
+        # Cards are identical and a run holds its cards throughout, so a profile that never
+        # exceeds the card count can always be given card indices (assigned by start time).
+        m.AddCumulative(intervals, demands, n_cards)
+        layers: dict[int, list[int]] = {}
+        for i, j in enumerate(jobs):
+            if j.matrix:
+                layers.setdefault(j.seed, []).append(i)
+        self.sets = []
+        for seed in sorted(layers):
+            c = m.NewBoolVar(f"set{seed}")
+            for i in layers[seed]:
+                m.AddImplication(c, self.on[i])
+            if self.sets:
+                m.AddImplication(c, self.sets[-1])
+            self.sets.append(c)
+        self.layer0 = layers[min(layers)] if layers else []
+        self.matrix = [self.on[i] for i, j in enumerate(jobs) if j.matrix]
+        self.evals = [self.on[i] for i, j in enumerate(jobs) if not j.matrix]
+        e_w = len(self.evals) + 1
+        m_w = (len(self.matrix) + 1) * e_w
+        self.counts = (m_w * sum(self.sets) + e_w * sum(self.matrix) + sum(self.evals))
+        self.h = h
+
+    def hint(self, placed: Sequence[Placement | None], n_cards: int) -> None:
+        """Start the search from a packing, replayed in whole units so that rounding up
+        the durations cannot make it infeasible (a run it pushes past the close is left
+        out of the hint, with its evaluations)."""
+        self.m.ClearHints()
+        free = [0] * n_cards
+        ends: dict[int, int] = {}
+        order = sorted((i for i, p in enumerate(placed) if p is not None),
+                       key=lambda i: (placed[i].start, i))  # type: ignore[union-attr]
+        for i in order:
+            p = placed[i]
+            assert p is not None
+            after = self.jobs[i].after
+            if after >= 0 and after not in ends:
+                continue
+            cards = p.cards or tuple(range(self.jobs[i].cards))
+            start = max(round(p.start * SCALE), *(free[c] for c in cards),
+                        ends.get(after, 0))
+            if start + self.dur[i] > self.h:
+                continue
+            for c in cards:
+                free[c] = start + self.dur[i]
+            ends[i] = start + self.dur[i]
+        for i in range(len(self.jobs)):
+            self.m.AddHint(self.on[i], i in ends)
+            if i in ends:
+                self.m.AddHint(self.start[i], ends[i] - self.dur[i])
+
+    def solve(self, seconds: float) -> tuple[Any, Any]:
+        solver = self.cp.CpSolver()
+        solver.parameters.num_workers = 1
+        solver.parameters.max_deterministic_time = max(seconds, 0.05)
+        # Wall time only as a safety net: the deterministic limit decides, so a loaded
+        # machine gets the same plan as an idle one.
+        solver.parameters.max_time_in_seconds = max(10 * seconds, 1.0)
+        return solver, solver.Solve(self.m)
+
+    def placed(self, solver: Any) -> list[Placement | None]:
+        out: list[Placement | None] = []
+        for i, j in enumerate(self.jobs):
+            if not solver.BooleanValue(self.on[i]):
+                out.append(None)
+                continue
+            s = solver.Value(self.start[i]) / SCALE
+            out.append(Placement(s, s + j.duration, ()))
+        return out
+
+
+def _replay(jobs: Sequence[Job], got: Sequence[Placement | None], n_cards: int,
+            horizon: float) -> list[Placement | None] | None:
+    """The solver's packing placed in its start order: every run at or before its solver
+    start, on actual cards. None if the replay loses a run (it should not)."""
+    order = sorted((i for i, p in enumerate(got) if p is not None),
+                   key=lambda i: (got[i].start, i))  # type: ignore[union-attr]
+    out = serial(jobs, order, n_cards, horizon)
+    if any((p is None) != (q is None) for p, q in zip(got, out, strict=True)):
+        return None
+    return out
+
+
+def pack_cp_sat(jobs: Sequence[Job], n_cards: int, horizon: float,
+                fast: list[Placement | None], bound: int, time_limit_s: float) -> Packing:
+    """Solve the objective exactly (within `time_limit_s`), starting from the fast packing."""
+    ok = runnable(jobs, n_cards, horizon)
+    model = _Model(jobs, n_cards, horizon, ok)
+    cp = model.cp
+    m = model.m
+    model.hint(fast, n_cards)
+    m.Maximize(model.counts)
+    solver, status = model.solve(time_limit_s * 0.6)
+    best, best_key = fast, score(jobs, fast)
+    if status not in (cp.OPTIMAL, cp.FEASIBLE):
+        return Packing(fast, False, bound, "cp-sat")
+    optimal = status == cp.OPTIMAL
+    value = round(solver.ObjectiveValue())
+    got = _replay(jobs, model.placed(solver), n_cards, horizon)
+    if got is not None and score(jobs, got) > best_key:
+        best, best_key = got, score(jobs, got)
+    matrix_bound = bound
+    if optimal and best_key[1] == sum(ok[i] for i, j in enumerate(jobs) if j.matrix):
+        matrix_bound = best_key[1]
+    elif best_key[1] < bound:
+        # The counts' optimum may trade matrix runs for complete sets: bound the matrix
+        # runs alone.
+        m.Maximize(sum(model.matrix))
+        model.hint(best, n_cards)
+        solver, status = model.solve(time_limit_s * 0.2)
+        if status in (cp.OPTIMAL, cp.FEASIBLE):
+            matrix_bound = min(bound, math.floor(solver.BestObjectiveBound() + 1e-6))
+    m.Add(model.counts >= value)
+    for stage, share in (("first", 0.1), ("last", 0.1)):
+        if stage == "first":
+            if not best_key[0]:
+                continue
+            goal = m.NewIntVar(0, model.h, "first")
+            m.AddMaxEquality(goal, [model.end[i] for i in model.layer0])
+        else:
+            goal = m.NewIntVar(0, model.h, "last")
+            m.AddMaxEquality(goal, model.end)
+        m.Minimize(goal)
+        model.hint(best, n_cards)
+        solver, status = model.solve(time_limit_s * share)
+        if status not in (cp.OPTIMAL, cp.FEASIBLE):
+            break
+        got = _replay(jobs, model.placed(solver), n_cards, horizon)
+        if got is not None and score(jobs, got) > best_key:
+            best, best_key = got, score(jobs, got)
+        m.Add(goal <= solver.Value(goal))
+    return Packing(best, optimal, max(matrix_bound, best_key[1]), "cp-sat")
