@@ -143,6 +143,10 @@ def _training_runs(preset: Preset, training: Training, cid: str, specs: list[Run
             resume=resume, depends_on=specs[spec.depends_on].id if spec.depends_on >= 0 else "",
             max_retries=training.max_retries,
         ))
+    # Plan order is start order, earlier seeds first on ties: the executor and the SLURM
+    # export launch runs in plan order, so they follow the packing rather than redo it.
+    order = {spec.id: n for n, spec in enumerate(specs)}
+    runs.sort(key=lambda r: (r.start_h, order[r.id]))
     return runs, missing
 
 

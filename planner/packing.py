@@ -139,21 +139,24 @@ def have_cp_sat() -> bool:
 
 
 def pack(jobs: Sequence[Job], n_cards: int, horizon: float, *, solver: Solver = "fast",
-         time_limit_s: float = 5.0) -> Packing:
+         time_limit_s: float = 5.0, exact_times: bool = False) -> Packing:
     """Place `jobs` on `n_cards` identical cards inside [0, horizon] under the objective.
 
     `fast` returns at once with a capacity bound; `cp-sat` (needs the `solve` extra) returns a
     proven optimum of criteria 1-3, or its best packing and the solver's bound when
-    `time_limit_s` runs out. Raises ModuleNotFoundError when cp-sat is asked for and OR-Tools
-    is not installed.
+    `time_limit_s` runs out. When the fast packer already places every run that can run at
+    all, criteria 1-3 are optimal without a solver, and cp-sat is skipped unless
+    `exact_times` asks it to optimize criteria 4-5 too (this keeps an export of a campaign
+    that fits whole as quick as a plain plan). Raises ModuleNotFoundError when cp-sat is
+    asked for and OR-Tools is not installed.
     """
     from planner.packing_fast import pack_fast
 
     placed = pack_fast(jobs, n_cards, horizon)
     bound = capacity_bound(jobs, n_cards, horizon)
     matrix = sum(1 for j, p in zip(jobs, placed, strict=True) if j.matrix and p is not None)
-    if solver == "fast":
-        proven = trivially_optimal(jobs, placed, n_cards, horizon)
+    proven = trivially_optimal(jobs, placed, n_cards, horizon)
+    if solver == "fast" or (proven and not exact_times):
         return Packing(placed, True if proven else None, matrix if proven else bound, "fast")
     from planner.packing_cpsat import pack_cp_sat
 

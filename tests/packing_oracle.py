@@ -42,10 +42,18 @@ def _fits(placed: list[tuple[float, float, int]], t: float, d: float, k: int, n:
 
 
 def optimum(jobs: Sequence[Job], n_cards: int, horizon: float) -> Key:
-    """The best objective over every schedule, by depth-first search over which run to
-    start next, each at its earliest time on the card-count profile (active schedules,
-    which hold an optimum of every criterion here)."""
-    best: list[Key] = [score(jobs, [None] * len(jobs))]
+    """The best objective over every schedule (see `optimum_packing`)."""
+    return optimum_packing(jobs, n_cards, horizon)[0]
+
+
+def optimum_packing(jobs: Sequence[Job], n_cards: int, horizon: float
+                    ) -> tuple[Key, list[Placement | None]]:
+    """The best objective over every schedule and one packing reaching it (card indices
+    left empty), by depth-first search over which run to start next, each at its earliest
+    time on the card-count profile (active schedules, which hold an optimum of every
+    criterion here)."""
+    none: list[Placement | None] = [None] * len(jobs)
+    best: list[tuple[Key, list[Placement | None]]] = [(score(jobs, none), none)]
     seen: set[frozenset[tuple[int, float]]] = set()
 
     def go(starts: dict[int, float], placed: list[tuple[float, float, int]]) -> None:
@@ -56,7 +64,9 @@ def optimum(jobs: Sequence[Job], n_cards: int, horizon: float) -> Key:
         got: list[Placement | None] = [
             Placement(starts[i], starts[i] + jobs[i].duration, ()) if i in starts else None
             for i in range(len(jobs))]
-        best[0] = max(best[0], score(jobs, got))
+        key = score(jobs, got)
+        if key > best[0][0]:
+            best[0] = (key, got)
         for i, j in enumerate(jobs):
             if i in starts or j.cards > n_cards or not math.isfinite(j.duration):
                 continue

@@ -44,7 +44,7 @@ def test_cp_sat_finds_the_optimum(family: dict, rng: random.Random) -> None:
     pytest.importorskip("ortools")
     jobs, n, h = instance(rng, **family)
     best = optimum(jobs, n, h)
-    got = pack(jobs, n, h, solver="cp-sat", time_limit_s=5.0)
+    got = pack(jobs, n, h, solver="cp-sat", time_limit_s=5.0, exact_times=True)
     check(jobs, n, h, got.placements)
     key = score(jobs, got.placements)
     assert got.optimal is True
