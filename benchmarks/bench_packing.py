@@ -97,7 +97,7 @@ def replan() -> None:
     preset, _ = load_preset("ablation-7d")
     assert preset.training is not None
     training = preset.training.model_copy(update={"seeds": list(range(167))})
-    big = preset.model_copy(update={"training": training,
+    big = preset.model_copy(update={"ablation": training,
                                     "campaign": preset.campaign.model_copy(
                                         update={"cards": 64, "hours": 3000})})
     catalog = load_catalog()

@@ -22,8 +22,8 @@ from planner.plan import (
     Run,
 )
 from planner.preset import FactorValue, Preset, Training
-from planner.packing import Packing, Solver, pack
-from planner.packing_why import jobs_of, why_not
+from planner.packing import Job, Packing, Solver, pack
+from planner.packing_why import Reasons, jobs_of
 from planner.summary import summarize
 
 if TYPE_CHECKING:
@@ -96,7 +96,7 @@ def _command(template: str, source: str | None, field: str, **values: object) ->
 
 
 def _training_runs(preset: Preset, training: Training, cid: str, specs: list[RunSpec],
-                   packing: Packing, usable: float, offset: float,
+                   jobs: list[Job], packing: Packing, usable: float, offset: float,
                    source: str | None) -> tuple[list[Run], list[NotFitting]]:
     section = preset.campaign.kind
     runs: list[Run] = []
@@ -104,15 +104,16 @@ def _training_runs(preset: Preset, training: Training, cid: str, specs: list[Run
     placed = packing.placements
     rob_by_name = {r.name: r for r in training.robustness}
     adaptation = _adaptation_values(preset)
-    jobs = jobs_of(specs, training.seeds)
+    reasons: Reasons | None = None
     # What depends only on the configuration is worked out once, not once per seed.
     per_config: dict[str, tuple[str, FactorValue, dict[str, str], str]] = {}
     for i, (spec, place) in enumerate(zip(specs, placed, strict=True)):
         cfg = spec.config
         if place is None:
-            reason = (cfg.reason if not cfg.fits else
-                      why_not(i, [s.id for s in specs], jobs, packing, preset.campaign.cards,
-                              usable))
+            if reasons is None:
+                reasons = Reasons([s.id for s in specs], jobs, packing, preset.campaign.cards,
+                                  usable)
+            reason = cfg.reason if not cfg.fits else reasons.why(i)
             missing.append(NotFitting(id=spec.id, reason=reason))
             continue
         if cfg.name not in per_config:
@@ -224,9 +225,9 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     specs = expand(training, cfgs, cid, o)
     # Configurations that do not fit memory never reach the packer (their jobs last
     # forever), and neither do evaluations of them.
-    packing = pack(jobs_of(specs, training.seeds), c.cards, usable, solver=solver,
-                   time_limit_s=time_limit_s)
-    runs, missing = _training_runs(preset, training, cid, specs, packing, usable, offset,
+    jobs = jobs_of(specs, training.seeds)
+    packing = pack(jobs, c.cards, usable, solver=solver, time_limit_s=time_limit_s)
+    runs, missing = _training_runs(preset, training, cid, specs, jobs, packing, usable, offset,
                                    source)
     decisions = [*notes, *(cfg.decision for cfg in cfgs if cfg.decision)]
     warnings += _training_warnings(cfgs, runs, missing)

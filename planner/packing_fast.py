@@ -17,7 +17,7 @@ moved ahead of others, or swapped with one placed), which moves runs between car
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from planner.packing import EPS_H, Job, Key, runnable, score
 from planner.schedule import Placement, schedule
@@ -224,6 +224,17 @@ def _sets_ceiling(jobs: Sequence[Job], ok: Sequence[bool]) -> int:
     return sets
 
 
+def _moves(order: list[int], u: int, lo: int, pos: int) -> Iterator[list[int]]:
+    """Orders with `u` (at `pos`) moved ahead to each place from `lo`, then swapped with
+    each run there: built one at a time, as the search budget allows."""
+    for p in range(lo, pos):
+        yield order[:p] + [u] + order[p:pos] + order[pos + 1:]
+    for p in range(lo, pos):
+        swapped = list(order)
+        swapped[p], swapped[pos] = u, order[p]
+        yield swapped
+
+
 def _search(jobs: Sequence[Job], order: list[int], n_cards: int, horizon: float, key: Key,
             ceiling: tuple[int, int, int], budget: int
             ) -> list[tuple[Key, list[Placement | None], list[int]]]:
@@ -239,14 +250,7 @@ def _search(jobs: Sequence[Job], order: list[int], n_cards: int, horizon: float,
         for u in left:
             pos = order.index(u)
             lo = order.index(jobs[u].after) + 1 if jobs[u].after >= 0 else 0
-            moves: list[list[int]] = []
-            for p in range(lo, pos):
-                moves.append(order[:p] + [u] + order[p:pos] + order[pos + 1:])
-            for p in range(lo, pos):
-                swapped = list(order)
-                swapped[p], swapped[pos] = u, order[p]
-                moves.append(swapped)
-            for cand in moves:
+            for cand in _moves(order, u, lo, pos):
                 if budget <= 0:
                     return found
                 budget -= 1

@@ -48,47 +48,65 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' if n != 1 else ''}"
 
 
-def why_not(i: int, ids: Sequence[str], jobs: Sequence[Job], packing: Packing, n_cards: int,
-            horizon: float) -> str:
-    """Why job `i` is not in `packing`: what is true of the window and the runs placed."""
-    job, placed = jobs[i], packing.placements
-    if job.after >= 0 and placed[job.after] is None:
-        return f"evaluates {ids[job.after]}, which does not fit"
-    if job.duration > horizon + EPS_H:
-        return (f"needs {job.duration:.1f} h but the usable window is {horizon:.1f} h: it "
-                "cannot finish even alone")
-    if job.after >= 0:
-        before = placed[job.after]
-        assert before is not None
-        room = horizon - before.end
-        if job.duration > room + EPS_H:
-            return (f"needs {job.duration:.1f} h after {ids[job.after]}, which ends "
-                    f"{room:.1f} h before the usable window closes")
-    need = job.duration * job.cards
-    busy = sum((p.end - p.start) * len(p.cards) for p in placed if p is not None)
-    idle = n_cards * horizon - busy
-    stretch = _longest_free(placed, n_cards, horizon, job.cards)
-    on = "" if job.cards == 1 else f" on {job.cards} cards at once"
-    sets = [j for j in jobs if j.matrix]
-    complete = _complete_sets(jobs, placed)
-    if job.matrix and complete and job.seed >= complete:
+class Reasons:
+    """Why runs are not in a packing: the facts about the window worked out once, so that a
+    thousand runs left out cost no more than one."""
+
+    def __init__(self, ids: Sequence[str], jobs: Sequence[Job], packing: Packing,
+                 n_cards: int, horizon: float) -> None:
+        self.ids, self.jobs, self.packing = ids, jobs, packing
+        self.n_cards, self.horizon = n_cards, horizon
+        placed = packing.placements
+        busy = sum((p.end - p.start) * len(p.cards) for p in placed if p is not None)
+        self.idle = n_cards * horizon - busy
+        self.placed_n = sum(1 for p in placed if p is not None)
+        self.matrix_total = sum(1 for j in jobs if j.matrix)
+        self.matrix_n = sum(1 for j, p in zip(jobs, placed, strict=True)
+                            if j.matrix and p is not None)
+        self.complete = _complete_sets(jobs, placed)
         set_ch = sum((p.end - p.start) * len(p.cards) for j, p in zip(jobs, placed, strict=True)
-                     if p is not None and j.matrix and j.seed < complete)
-        left = n_cards * horizon - set_ch
-        if need > left + EPS_H:
-            return (f"the {_plural(complete, 'complete seed set')} leave {left:.1f} "
-                    f"card-hours; this run needs {need:.1f}")
-    placed_n = sum(1 for p in placed if p is not None)
-    text = (f"needs {job.duration:.1f} h{on}; the {_plural(placed_n, 'run')} placed leave "
-            f"{idle:.1f} idle card-hours, the longest stretch with "
-            f"{_plural(job.cards, 'card')} idle is {stretch:.1f} h")
-    matrix_n = sum(1 for j, p in zip(jobs, placed, strict=True) if j.matrix and p is not None)
-    if job.matrix and packing.matrix_bound <= matrix_n:
-        text += "; no schedule fits more matrix runs"
-    elif job.matrix and packing.matrix_bound < len(sets):
-        text += (f"; no schedule fits more than {packing.matrix_bound} of the "
-                 f"{len(sets)} matrix runs")
-    return text
+                     if p is not None and j.matrix and j.seed < self.complete)
+        self.after_sets = n_cards * horizon - set_ch
+        self._stretch: dict[int, float] = {}
+
+    def stretch(self, k: int) -> float:
+        """Longest stretch with k cards idle at once."""
+        if k not in self._stretch:
+            self._stretch[k] = _longest_free(self.packing.placements, self.n_cards,
+                                             self.horizon, k)
+        return self._stretch[k]
+
+    def why(self, i: int) -> str:
+        """Why job `i` is left out: what is true of the window and the runs placed."""
+        job, placed, ids, horizon = self.jobs[i], self.packing.placements, self.ids, self.horizon
+        if job.after >= 0 and placed[job.after] is None:
+            return f"evaluates {ids[job.after]}, which does not fit"
+        if job.duration > horizon + EPS_H:
+            return (f"needs {job.duration:.1f} h but the usable window is {horizon:.1f} h: it "
+                    "cannot finish even alone")
+        if job.after >= 0:
+            before = placed[job.after]
+            assert before is not None
+            room = horizon - before.end
+            if job.duration > room + EPS_H:
+                return (f"needs {job.duration:.1f} h after {ids[job.after]}, which ends "
+                        f"{room:.1f} h before the usable window closes")
+        need = job.duration * job.cards
+        if job.matrix and self.complete and job.seed >= self.complete \
+                and need > self.after_sets + EPS_H:
+            return (f"the {_plural(self.complete, 'complete seed set')} leave "
+                    f"{self.after_sets:.1f} card-hours; this run needs {need:.1f}")
+        on = "" if job.cards == 1 else f" on {job.cards} cards at once"
+        text = (f"needs {job.duration:.1f} h{on}; the {_plural(self.placed_n, 'run')} placed "
+                f"leave {self.idle:.1f} idle card-hours, the longest stretch with "
+                f"{_plural(job.cards, 'card')} idle is {self.stretch(job.cards):.1f} h")
+        bound = self.packing.matrix_bound
+        if job.matrix and bound <= self.matrix_n:
+            text += "; no schedule fits more matrix runs"
+        elif job.matrix and bound < self.matrix_total:
+            text += (f"; no schedule fits more than {bound} of the {self.matrix_total} "
+                     "matrix runs")
+        return text
 
 
 def _complete_sets(jobs: Sequence[Job], placed: Sequence[Placement | None]) -> int:

@@ -19,7 +19,8 @@ def instance(rng: random.Random, *, max_jobs: int = 8, wide: bool = True,
     seeds = rng.randint(1, 3)
     configs = rng.randint(1, max(1, max_jobs // seeds))
     width = rng.choice([1, 2]) if wide and n_cards > 1 else 1
-    jobs = [Job(duration=rng.choice([0.5, 1.0, 1.1, 2.0, 2.5, 3.0, 4.0, 5.0, 6.5, 8.0]),
+    jobs = [Job(duration=rng.choice([0.5, 1.0, 1.1, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.5,
+                                     7.0, 8.0, 9.5, 12.0]),
                 cards=width, seed=s)
             for s in range(seeds) for _ in range(configs)]
     jobs = jobs[:max_jobs]
@@ -28,7 +29,7 @@ def instance(rng: random.Random, *, max_jobs: int = 8, wide: bool = True,
             jobs.append(Job(duration=rng.choice([0.25, 0.5, 1.0]), cards=width, seed=-1,
                             after=rng.randrange(len(jobs))))
     total = sum(j.duration * j.cards for j in jobs)
-    horizon = round(rng.uniform(0.3, 1.1) * total / n_cards, 1) or 1.0
+    horizon = round(rng.uniform(0.4, 1.0) * total / n_cards, 1) or 1.0
     return jobs, n_cards, horizon
 
 

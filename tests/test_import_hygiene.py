@@ -27,3 +27,19 @@ def test_import_planner_alone_is_light() -> None:
          "if m.split('.')[0] in {'textual','torch','screens','pydantic'}))"],
         capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "[]"
+
+
+PLAIN = """
+import sys
+from planner.cli import main
+rc = main(["--preset", sys.argv[1]] + sys.argv[2:])
+print(rc, sorted(m for m in sys.modules if m.split(".")[0] == "ortools"))
+"""
+
+
+def test_a_plain_plan_never_loads_the_optimizer(tmp_path: Path) -> None:
+    # A plan without --out, and an export whose every run fits, stay on the fast packer.
+    for args in (["ablation-30d"], ["ablation-7d", "--out", str(tmp_path / "o")]):
+        proc = subprocess.run([sys.executable, "-c", PLAIN, *args], capture_output=True,
+                              text=True, check=True)
+        assert proc.stdout.strip().splitlines()[-1] == "0 []"
