@@ -26,10 +26,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from planner.packing import Job, counts, have_cp_sat, pack, score  # noqa: E402
-from planner.packing_fast import pack_fast  # noqa: E402
-from planner.schedule import Placement, schedule  # noqa: E402
-from tests.packing_oracle import check, instance, optimum_packing  # noqa: E402
+from planner.packing import Job, counts, have_cp_sat, pack, score
+from planner.packing_fast import pack_fast
+from planner.schedule import Placement, schedule
+from tests.packing_oracle import check, instance, optimum_packing
 
 Packer = Callable[[list[Job], int, float], Sequence[Placement | None]]
 FAMILIES = {"1 card per run": dict(wide=False, evals=False),

@@ -12,6 +12,8 @@ from planner.catalog import Card, Catalog
 from planner.errors import InputError
 from planner.matrix import Config, RunSpec, configs, expand, fmt_value, memory_budget
 from planner.measurements import Measurements, provenance
+from planner.packing import Job, Packing, Solver, pack
+from planner.packing_why import Reasons, jobs_of
 from planner.plan import (
     AdaptationPlan,
     Assumptions,
@@ -22,8 +24,6 @@ from planner.plan import (
     Run,
 )
 from planner.preset import FactorValue, Preset, Training
-from planner.packing import Job, Packing, Solver, pack
-from planner.packing_why import Reasons, jobs_of
 from planner.summary import summarize
 
 if TYPE_CHECKING:

@@ -1,8 +1,9 @@
 """The exact packer: the objective of `planner.packing` on OR-Tools CP-SAT.
 
 Imported only when `--solver cp-sat` is used (the `solve` extra); a plain plan never loads
-OR-Tools. Times become whole milliseconds (durations rounded up, the window's close rounded
-down after adding the tolerance), so a schedule the solver accepts also holds in hours.
+OR-Tools. Times become whole units (minutes or seconds when every figure is a whole number
+of them, else milliseconds with durations rounded up and the window's close rounded down
+after adding the tolerance), so a schedule the solver accepts also holds in hours.
 
 The criteria are solved in stages, each fixing the optimum of the one before: the counts
 (complete seed sets, matrix runs, evaluations, as one weighted sum of small integers), then
@@ -23,12 +24,19 @@ from planner.packing import EPS_H, Job, Packing, runnable, score
 from planner.packing_fast import serial
 from planner.schedule import Placement
 
-SCALE = 3_600_000
-"""Solver time units per hour (milliseconds)."""
+SCALES = (60, 3600, 3_600_000)
+"""Solver time units per hour tried, coarsest first: minutes, seconds, milliseconds. Coarse
+units make the search far quicker; the first in which every duration and the window are
+whole numbers is used, else milliseconds with durations rounded up."""
 
 
-def _units(h: float) -> int:
-    return math.ceil(h * SCALE - 1e-3)
+def scale_for(jobs: Sequence[Job], horizon: float, ok: Sequence[bool]) -> int:
+    """The coarsest unit (per hour) in which the problem is exact."""
+    values = [horizon, *(j.duration for j, r in zip(jobs, ok, strict=True) if r)]
+    for scale in SCALES[:-1]:
+        if all(abs(v * scale - round(v * scale)) < 1e-6 for v in values):
+            return scale
+    return SCALES[-1]
 
 
 class _Model:
@@ -41,40 +49,68 @@ class _Model:
         self.cp = cp_model
         self.m = m = cp_model.CpModel()
         self.jobs = jobs
-        h = math.floor((horizon + EPS_H) * SCALE)
-        self.dur = [_units(j.duration) if r else 0 for j, r in zip(jobs, ok, strict=True)]
+        self.scale = scale = scale_for(jobs, horizon, ok)
+        h = math.floor((horizon + EPS_H) * scale + 1e-6)
+        self.dur = [math.ceil(j.duration * scale - 1e-6) if r else 0
+                    for j, r in zip(jobs, ok, strict=True)]
         self.on: list[Any] = []
         self.start: list[Any] = []
         self.end: list[Any] = []
         intervals, demands = [], []
+        self._x: dict[int, list[Any]] = {}
+        self.assign: list[list[tuple[Any, int]]] = []
         for i, (j, r) in enumerate(zip(jobs, ok, strict=True)):
-            on = m.NewBoolVar(f"on{i}")
+            on = m.new_bool_var(f"on{i}")
             if not r:
-                m.Add(on == 0)
-            s = m.NewIntVar(0, max(h - self.dur[i], 0), f"s{i}")
-            e = m.NewIntVar(0, h, f"e{i}")
-            intervals.append(m.NewOptionalIntervalVar(s, self.dur[i], e, on, f"x{i}"))
+                m.add(on == 0)
+            s = m.new_int_var(0, max(h - self.dur[i], 0), f"s{i}")
+            e = m.new_int_var(0, h, f"e{i}")
+            intervals.append(m.new_optional_interval_var(s, self.dur[i], e, on, f"x{i}"))
             demands.append(j.cards)
             self.on.append(on)
             self.start.append(s)
             self.end.append(e)
             if j.after >= 0:
-                m.AddImplication(on, self.on[j.after])
-                m.Add(s >= self.end[j.after]).OnlyEnforceIf(on)
+                m.add_implication(on, self.on[j.after])
+                m.add(s >= self.end[j.after]).only_enforce_if(on)
         # Cards are identical and a run holds its cards throughout, so a profile that never
         # exceeds the card count can always be given card indices (assigned by start time).
-        m.AddCumulative(intervals, demands, n_cards)
+        m.add_cumulative(intervals, demands, n_cards)
+        # Redundant, for stronger bounds: each run's time lands on `cards` cards, and no
+        # card is busy longer than the window (a bin-packing relaxation the cumulative
+        # constraint alone propagates weakly). Cards are identical: loads in falling order.
+        loads = []
+        for c in range(n_cards):
+            on_c = []
+            for i, j in enumerate(jobs):
+                if ok[i] and j.cards < n_cards:
+                    x = m.new_bool_var(f"on{i}c{c}")
+                    self._x.setdefault(i, []).append(x)
+                    on_c.append((x, self.dur[i]))
+                elif ok[i]:
+                    on_c.append((self.on[i], self.dur[i]))
+                else:
+                    on_c.append((0, 0))
+            load = sum(d * x for x, d in on_c)
+            m.add(load <= h)
+            loads.append(load)
+            self.assign.append(on_c)
+        for i, xs in self._x.items():
+            m.add(sum(xs) == jobs[i].cards * self.on[i])
+        for a, b in zip(loads, loads[1:], strict=False):
+            m.add(a >= b)
+        self.loads = loads
         layers: dict[int, list[int]] = {}
         for i, j in enumerate(jobs):
             if j.matrix:
                 layers.setdefault(j.seed, []).append(i)
-        self.sets = []
+        self.sets: list[Any] = []
         for seed in sorted(layers):
-            c = m.NewBoolVar(f"set{seed}")
+            c = m.new_bool_var(f"set{seed}")
             for i in layers[seed]:
-                m.AddImplication(c, self.on[i])
+                m.add_implication(c, self.on[i])
             if self.sets:
-                m.AddImplication(c, self.sets[-1])
+                m.add_implication(c, self.sets[-1])
             self.sets.append(c)
         self.layer0 = layers[min(layers)] if layers else []
         self.matrix = [self.on[i] for i, j in enumerate(jobs) if j.matrix]
@@ -88,7 +124,7 @@ class _Model:
         """Start the search from a packing, replayed in whole units so that rounding up
         the durations cannot make it infeasible (a run it pushes past the close is left
         out of the hint, with its evaluations)."""
-        self.m.ClearHints()
+        self.m.clear_hints()
         free = [0] * n_cards
         ends: dict[int, int] = {}
         order = sorted((i for i, p in enumerate(placed) if p is not None),
@@ -100,7 +136,7 @@ class _Model:
             if after >= 0 and after not in ends:
                 continue
             cards = p.cards or tuple(range(self.jobs[i].cards))
-            start = max(round(p.start * SCALE), *(free[c] for c in cards),
+            start = max(round(p.start * self.scale), *(free[c] for c in cards),
                         ends.get(after, 0))
             if start + self.dur[i] > self.h:
                 continue
@@ -108,26 +144,27 @@ class _Model:
                 free[c] = start + self.dur[i]
             ends[i] = start + self.dur[i]
         for i in range(len(self.jobs)):
-            self.m.AddHint(self.on[i], i in ends)
+            self.m.add_hint(self.on[i], i in ends)
             if i in ends:
-                self.m.AddHint(self.start[i], ends[i] - self.dur[i])
+                self.m.add_hint(self.start[i], ends[i] - self.dur[i])
 
     def solve(self, seconds: float) -> tuple[Any, Any]:
         solver = self.cp.CpSolver()
         solver.parameters.num_workers = 1
+        solver.parameters.linearization_level = 2
         solver.parameters.max_deterministic_time = max(seconds, 0.05)
         # Wall time only as a safety net: the deterministic limit decides, so a loaded
         # machine gets the same plan as an idle one.
         solver.parameters.max_time_in_seconds = max(10 * seconds, 1.0)
-        return solver, solver.Solve(self.m)
+        return solver, solver.solve(self.m)
 
     def placed(self, solver: Any) -> list[Placement | None]:
         out: list[Placement | None] = []
         for i, j in enumerate(self.jobs):
-            if not solver.BooleanValue(self.on[i]):
+            if not solver.boolean_value(self.on[i]):
                 out.append(None)
                 continue
-            s = solver.Value(self.start[i]) / SCALE
+            s = solver.value(self.start[i]) / self.scale
             out.append(Placement(s, s + j.duration, ()))
         return out
 
@@ -152,13 +189,13 @@ def pack_cp_sat(jobs: Sequence[Job], n_cards: int, horizon: float,
     cp = model.cp
     m = model.m
     model.hint(fast, n_cards)
-    m.Maximize(model.counts)
-    solver, status = model.solve(time_limit_s * 0.6)
+    m.maximize(model.counts)
+    solver, status = model.solve(time_limit_s * 0.5)
     best, best_key = fast, score(jobs, fast)
     if status not in (cp.OPTIMAL, cp.FEASIBLE):
         return Packing(fast, False, bound, "cp-sat")
     optimal = status == cp.OPTIMAL
-    value = round(solver.ObjectiveValue())
+    value = round(solver.objective_value)
     got = _replay(jobs, model.placed(solver), n_cards, horizon)
     if got is not None and score(jobs, got) > best_key:
         best, best_key = got, score(jobs, got)
@@ -168,22 +205,26 @@ def pack_cp_sat(jobs: Sequence[Job], n_cards: int, horizon: float,
     elif best_key[1] < bound:
         # The counts' optimum may trade matrix runs for complete sets: bound the matrix
         # runs alone.
-        m.Maximize(sum(model.matrix))
+        m.maximize(sum(model.matrix))
         model.hint(best, n_cards)
         solver, status = model.solve(time_limit_s * 0.2)
         if status in (cp.OPTIMAL, cp.FEASIBLE):
-            matrix_bound = min(bound, math.floor(solver.BestObjectiveBound() + 1e-6))
-    m.Add(model.counts >= value)
-    for stage, share in (("first", 0.1), ("last", 0.1)):
+            matrix_bound = min(bound, math.floor(solver.best_objective_bound + 1e-6))
+    m.add(model.counts >= value)
+    for stage, share in (("first", 0.15), ("last", 0.15)):
         if stage == "first":
             if not best_key[0]:
                 continue
-            goal = m.NewIntVar(0, model.h, "first")
-            m.AddMaxEquality(goal, [model.end[i] for i in model.layer0])
+            goal = m.new_int_var(0, model.h, "first")
+            m.add_max_equality(goal, [model.end[i] for i in model.layer0])
+            for on_c in model.assign:
+                m.add(sum(on_c[i][1] * on_c[i][0] for i in model.layer0) <= goal)
         else:
-            goal = m.NewIntVar(0, model.h, "last")
-            m.AddMaxEquality(goal, model.end)
-        m.Minimize(goal)
+            goal = m.new_int_var(0, model.h, "last")
+            m.add_max_equality(goal, model.end)
+            for load in model.loads:
+                m.add(load <= goal)
+        m.minimize(goal)
         model.hint(best, n_cards)
         solver, status = model.solve(time_limit_s * share)
         if status not in (cp.OPTIMAL, cp.FEASIBLE):
@@ -191,5 +232,5 @@ def pack_cp_sat(jobs: Sequence[Job], n_cards: int, horizon: float,
         got = _replay(jobs, model.placed(solver), n_cards, horizon)
         if got is not None and score(jobs, got) > best_key:
             best, best_key = got, score(jobs, got)
-        m.Add(goal <= solver.Value(goal))
+        m.add(goal <= solver.value(goal))
     return Packing(best, optimal, max(matrix_bound, best_key[1]), "cp-sat")

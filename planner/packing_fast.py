@@ -228,7 +228,7 @@ def _moves(order: list[int], u: int, lo: int, pos: int) -> Iterator[list[int]]:
     """Orders with `u` (at `pos`) moved ahead to each place from `lo`, then swapped with
     each run there: built one at a time, as the search budget allows."""
     for p in range(lo, pos):
-        yield order[:p] + [u] + order[p:pos] + order[pos + 1:]
+        yield [*order[:p], u, *order[p:pos], *order[pos + 1:]]
     for p in range(lo, pos):
         swapped = list(order)
         swapped[p], swapped[pos] = u, order[p]

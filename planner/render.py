@@ -97,8 +97,8 @@ def _training(plan: Plan) -> list[str]:
     s = plan.summary
     variants = len(s.table) - 1
     seeds = len(s.table[0].complete_seeds) + len(s.table[0].missing_seeds) if s.table else 0
-    lines = [f"Runs      {fit_words(plan)} (baseline + {variants} "
-             f"variant{'s' if variants != 1 else ''}) × {seeds} seed{'s' if seeds != 1 else ''}"]
+    lines = [f"Runs      {fit_words(plan)}: baseline + {variants} "
+             f"variant{'s' if variants != 1 else ''} × {seeds} seed{'s' if seeds != 1 else ''}"]
     controls = s.runs_total - s.matrix_runs
     if controls:
         done = s.runs_scheduled - s.matrix_runs_fit

@@ -4,6 +4,7 @@ profile rather than card indices, so that a bug in one is not copied into the ot
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from collections.abc import Sequence
@@ -107,5 +108,5 @@ def check(jobs: Sequence[Job], n_cards: int, horizon: float,
             by_card.setdefault(c, []).append((p.start, p.end))
     for c, spans in by_card.items():
         spans.sort()
-        for (_, e), (s, _) in zip(spans, spans[1:], strict=False):
+        for (_, e), (s, _) in itertools.pairwise(spans):
             assert s >= e - EPS_H, f"card {c} holds two runs at once"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,7 @@ def _invariants(plan: Plan) -> None:
             by_card.setdefault(card, []).append((r.start_h, r.end_h))
     for spans in by_card.values():
         spans.sort()
-        assert all(s >= e - 1e-4 for (_, e), (s, _) in zip(spans, spans[1:], strict=False))
+        assert all(s >= e - 1e-4 for (_, e), (s, _) in itertools.pairwise(spans))
 
 
 def test_the_default_preset_fits_every_run() -> None:
