@@ -41,10 +41,11 @@ def runs_fit(plan: Plan) -> str:
 
 
 def headline(plan: Plan) -> str:
-    """The one-line summary shown on every screen."""
+    """The one-line summary shown on every screen (idle card-hours are on the Fit screen:
+    the line keeps to 80 columns with what is known about the packing)."""
     c, s = plan.campaign, plan.summary
     return (f"{c.name} · {window(c.window_hours)} × {c.cards} {c.card} · {runs_fit(plan)} · "
-            f"{s.utilization:.0%} busy · {s.idle_card_hours:,.0f} idle card-h")
+            f"{s.utilization:.0%} busy")
 
 
 def card_line(key: str, card: Card, price: float | None, currency: str = "USD") -> str:
