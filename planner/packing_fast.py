@@ -187,7 +187,10 @@ def pack_fast(jobs: Sequence[Job], n_cards: int, horizon: float) -> list[Placeme
         sum(1 for j, r in zip(jobs, ok, strict=True) if r and not j.matrix),
     )
     start = layered(jobs)
-    tried = [(serial(jobs, start, n_cards, horizon), start),
+    first = serial(jobs, start, n_cards, horizon)
+    if _counts_max(score(jobs, first), ceiling):
+        return first  # every run that can run is placed: nothing to compare
+    tried = [(first, start),
              (serial(jobs, range(len(jobs)), n_cards, horizon), list(range(len(jobs)))),
              (_list_scheduler(jobs, n_cards, horizon), None)]
     floor = score(jobs, tried[-1][0])
