@@ -26,10 +26,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from planner.schedule import Placement
+from planner.schedule import EPS_H, Placement
 
-EPS_H = 1e-6
-"""Tolerance on every comparison of times, in hours (3.6 ms)."""
+__all__ = ["EPS_H", "Job", "Key", "Packing", "Placement", "Solver", "capacity_bound", "pack",
+           "score"]
 
 Solver = Literal["fast", "cp-sat"]
 

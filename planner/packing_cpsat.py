@@ -16,6 +16,7 @@ solver finds nothing better.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -81,7 +82,7 @@ class _Model:
         # constraint alone propagates weakly). Cards are identical: loads in falling order.
         loads = []
         for c in range(n_cards):
-            on_c = []
+            on_c: list[tuple[Any, int]] = []
             for i, j in enumerate(jobs):
                 if ok[i] and j.cards < n_cards:
                     x = m.new_bool_var(f"on{i}c{c}")
@@ -97,7 +98,7 @@ class _Model:
             self.assign.append(on_c)
         for i, xs in self._x.items():
             m.add(sum(xs) == jobs[i].cards * self.on[i])
-        for a, b in zip(loads, loads[1:], strict=False):
+        for a, b in itertools.pairwise(loads):
             m.add(a >= b)
         self.loads = loads
         layers: dict[int, list[int]] = {}
@@ -106,12 +107,12 @@ class _Model:
                 layers.setdefault(j.seed, []).append(i)
         self.sets: list[Any] = []
         for seed in sorted(layers):
-            c = m.new_bool_var(f"set{seed}")
+            done = m.new_bool_var(f"set{seed}")
             for i in layers[seed]:
-                m.add_implication(c, self.on[i])
+                m.add_implication(done, self.on[i])
             if self.sets:
-                m.add_implication(c, self.sets[-1])
-            self.sets.append(c)
+                m.add_implication(done, self.sets[-1])
+            self.sets.append(done)
         self.layer0 = layers[min(layers)] if layers else []
         self.matrix = [self.on[i] for i, j in enumerate(jobs) if j.matrix]
         self.evals = [self.on[i] for i, j in enumerate(jobs) if not j.matrix]

@@ -168,8 +168,8 @@ def _list_scheduler(jobs: Sequence[Job], n_cards: int, horizon: float
                     ) -> list[Placement | None]:
     """Today's list scheduler, in the given order (the floor the fast packer never goes
     below)."""
-    return schedule([j.duration for j in jobs], [j.cards for j in jobs], n_cards,
-                    horizon + EPS_H, [j.after for j in jobs])
+    return schedule([j.duration for j in jobs], [j.cards for j in jobs], n_cards, horizon,
+                    [j.after for j in jobs])
 
 
 def _counts_max(key: Key, best: tuple[int, int, int]) -> bool:
