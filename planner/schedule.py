@@ -13,7 +13,6 @@ import heapq
 from collections.abc import Sequence
 from typing import NamedTuple
 
-
 EPS_H = 1e-6
 """Tolerance on times, in hours (3.6 ms): a run ending this close after the horizon fits."""
 
