@@ -102,3 +102,14 @@ def test_fast_reports_unknown_when_runs_are_left_out() -> None:
     got = pack(jobs, 2, 20.0)
     assert got.optimal is None
     assert got.matrix_bound == capacity_bound(jobs, 2, 20.0) >= 4
+
+
+def test_cp_sat_on_durations_of_no_whole_unit() -> None:
+    pytest.importorskip("ortools")
+    # Thirds of an hour and sevenths are no whole number of seconds: milliseconds,
+    # durations rounded up, and still the optimum.
+    jobs = [Job(d, 1, s) for s in range(2) for d in (10 / 3, 22 / 7, 5 / 3, 4.0)]
+    got = pack(jobs, 2, 12.0, solver="cp-sat", exact_times=True)
+    check(jobs, 2, 12.0, got.placements)
+    assert counts(score(jobs, got.placements)) == counts(optimum(jobs, 2, 12.0))
+    assert got.optimal is True
