@@ -2,8 +2,10 @@
 
     python benchmarks/bench_packing.py [instances per family, default 200]
 
-Random small instances (up to 8 runs, 1-4 cards) in three families: runs on one card;
-runs on 1 or 2 cards; and with robustness evaluations after their training run. Each is
+Random small instances (up to 8 runs, 1-4 cards) in four families: runs on one card;
+runs on 1 or 2 cards; with robustness evaluations after their training run; and the last
+made tight (two or three seeds, durations in hundredths of an hour, a window of 30-90% of
+the work). Each is
 solved by brute force (the optimum), today's list scheduler, the fast packer and CP-SAT
 (when OR-Tools is installed). Printed per family and path: the fraction of instances
 optimal by count (complete seed sets, matrix runs, evaluations all equal the optimum's)
@@ -36,7 +38,8 @@ from tests.packing_oracle import check, instance, optimum_packing
 Packer = Callable[[list[Job], int, float], Sequence[Placement | None]]
 FAMILIES = {"1 card per run": dict(wide=False, evals=False),
             "1 or 2 cards per run": dict(wide=True, evals=False),
-            "with evaluations": dict(wide=True, evals=True)}
+            "with evaluations": dict(wide=True, evals=True),
+            "tight, with evaluations": dict(wide=True, evals=True, tight=True)}
 
 
 def _list(jobs: list[Job], n: int, h: float) -> Sequence[Placement | None]:

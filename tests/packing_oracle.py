@@ -14,15 +14,21 @@ from planner.schedule import Placement
 
 
 def instance(rng: random.Random, *, max_jobs: int = 8, wide: bool = True,
-             evals: bool = True) -> tuple[list[Job], int, float]:
-    """A random small instance: (jobs, cards, horizon)."""
+             evals: bool = True, tight: bool = False) -> tuple[list[Job], int, float]:
+    """A random small instance: (jobs, cards, horizon). `tight`: at least two seeds,
+    durations in hundredths of an hour, and a window of 30-90% of the work."""
     n_cards = rng.randint(1, 4)
-    seeds = rng.randint(1, 3)
-    configs = rng.randint(1, max(1, max_jobs // seeds))
+    seeds = rng.randint(2 if tight else 1, 3)
+    configs = rng.randint(2 if tight else 1, max(1, max_jobs // seeds))
     width = rng.choice([1, 2]) if wide and n_cards > 1 else 1
-    jobs = [Job(duration=rng.choice([0.5, 1.0, 1.1, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.5,
-                                     7.0, 8.0, 9.5, 12.0]),
-                cards=width, seed=s)
+
+    def hours() -> float:
+        if tight:
+            return round(rng.uniform(1, 12), 2)
+        return rng.choice([0.5, 1.0, 1.1, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.5, 7.0, 8.0,
+                           9.5, 12.0])
+
+    jobs = [Job(duration=hours(), cards=width, seed=s)
             for s in range(seeds) for _ in range(configs)]
     jobs = jobs[:max_jobs]
     if evals:
@@ -30,7 +36,8 @@ def instance(rng: random.Random, *, max_jobs: int = 8, wide: bool = True,
             jobs.append(Job(duration=rng.choice([0.25, 0.5, 1.0]), cards=width, seed=-1,
                             after=rng.randrange(len(jobs))))
     total = sum(j.duration * j.cards for j in jobs)
-    horizon = round(rng.uniform(0.4, 1.0) * total / n_cards, 1) or 1.0
+    share = rng.uniform(0.3, 0.9) if tight else rng.uniform(0.4, 1.0)
+    horizon = round(share * total / n_cards, 2 if tight else 1) or 1.0
     return jobs, n_cards, horizon
 
 

@@ -14,7 +14,7 @@ from planner.schedule import schedule
 from tests.packing_oracle import check, instance, optimum
 
 FAMILIES = [dict(wide=False, evals=False), dict(wide=True, evals=False),
-            dict(wide=True, evals=True)]
+            dict(wide=True, evals=True), dict(wide=True, evals=True, tight=True)]
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
