@@ -74,21 +74,30 @@ class Packing:
 
 def score(jobs: Sequence[Job], placed: Sequence[Placement | None]) -> Key:
     """The objective of a packing, as a tuple where larger is better."""
-    layers: dict[int, list[int]] = {}
-    for i, j in enumerate(jobs):
-        if j.matrix:
-            layers.setdefault(j.seed, []).append(i)
+    # One pass: the fast packer scores every order it tries.
+    layer_end: dict[int, float] = {}
+    broken: set[int] = set()
+    matrix = evals = 0
+    last = 0.0
+    for j, p in zip(jobs, placed, strict=True):
+        if j.after < 0 and j.seed >= 0:
+            if p is None:
+                broken.add(j.seed)
+                layer_end.setdefault(j.seed, 0.0)
+                continue
+            matrix += 1
+            layer_end[j.seed] = max(layer_end.get(j.seed, 0.0), p.end)
+        elif p is not None:
+            evals += 1
+        if p is not None and p.end > last:
+            last = p.end
     sets, first = 0, 0.0
-    for seed in sorted(layers):
-        ends = [placed[i] for i in layers[seed]]
-        if any(p is None for p in ends):
+    for seed in sorted(layer_end):
+        if seed in broken:
             break
         if sets == 0:
-            first = max(p.end for p in ends if p is not None)
+            first = layer_end[seed]
         sets += 1
-    matrix = sum(1 for i, j in enumerate(jobs) if j.matrix and placed[i] is not None)
-    evals = sum(1 for i, j in enumerate(jobs) if not j.matrix and placed[i] is not None)
-    last = max((p.end for p in placed if p is not None), default=0.0)
     return (sets, matrix, evals, -round(first, 6), -round(last, 6))
 
 
