@@ -3,7 +3,11 @@
     python benchmarks/bench_headless.py
 
 1. A headless run of `ablation-30d` end to end (a fresh `campaign-planner` process that
-   plans and writes both files), wall time over several runs. Target: under 0.3 s.
+   plans and writes both files), beside the import floor measured in the same run,
+   interleaved: a fresh python that imports pydantic, tomllib, tomli_w and humanize and
+   does nothing else. Target: headless at most 2.5 × the floor (median over median).
+   Wall and CPU time (the children's user + system) are both printed, beside the load
+   average: on a shared machine wall time counts the waits for a core.
 2. `plan_campaign` alone on `ablation-30d`, in process.
 3. Scheduling 100,000 runs on 64 cards. Target: under 1 s. Printed with the makespan
    against the lower bound (total work ÷ cards) and the utilization it implies.
@@ -11,7 +15,9 @@
 
 from __future__ import annotations
 
+import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -20,19 +26,42 @@ import tempfile
 import time
 from pathlib import Path
 
+FLOOR = "import pydantic, tomllib, tomli_w, humanize"
+"""What any planner process must import: the floor the headless run is measured against."""
 
-def headless(repeat: int = 15) -> list[float]:
-    """Wall seconds of `campaign-planner --preset ablation-30d --out DIR` processes."""
+
+def load() -> str:
+    """The load average, for reading the figures beside."""
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
+
+
+def _child(cmd: list[str]) -> tuple[float, float]:
+    """(Wall, CPU) seconds of one child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def headless(repeat: int = 15) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
+    """(Wall, CPU) seconds of `campaign-planner --preset ablation-30d --out DIR` processes
+    and of import-floor processes, taken in turn so both see the same load."""
     exe = shutil.which("campaign-planner")
     cmd = [exe] if exe else [sys.executable, "-m", "planner"]
-    times = []
+    runs, floor = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(repeat):
-            t = time.perf_counter()
-            subprocess.run([*cmd, "--preset", "ablation-30d", "--out", str(Path(tmp) / str(i))],
-                           check=True, stdout=subprocess.DEVNULL)
-            times.append(time.perf_counter() - t)
-    return times
+            floor.append(_child([sys.executable, "-c", FLOOR]))
+            runs.append(_child([*cmd, "--preset", "ablation-30d", "--out",
+                                str(Path(tmp) / str(i))]))
+    return runs, floor
+
+
+def _median(times: list[tuple[float, float]], i: int) -> float:
+    return statistics.median(t[i] for t in times)
 
 
 def in_process(repeat: int = 50) -> list[float]:
@@ -94,11 +123,14 @@ def big_schedule(n: int = 100_000, cards: int = 64, repeat: int = 5) -> None:
 
 def main() -> None:
     """Print every figure."""
-    print(f"python {sys.version.split()[0]} on {sys.platform}")
-    h = headless()
-    print(f"headless ablation-30d end to end (process, plan, write both files): "
-          f"median {statistics.median(h):.3f} s, min {min(h):.3f} s, max {max(h):.3f} s "
-          f"over {len(h)} runs")
+    print(f"python {sys.version.split()[0]} on {sys.platform}; {load()}")
+    runs, floor = headless()
+    for what, t in (("headless ablation-30d end to end (process, plan, write both files)", runs),
+                    (f"import floor (python -c '{FLOOR}')", floor)):
+        print(f"{what}: wall median {_median(t, 0):.3f} s, min {min(w for w, _ in t):.3f} s; "
+              f"CPU median {_median(t, 1):.3f} s over {len(t)} runs")
+    print(f"headless / import floor: wall {_median(runs, 0) / _median(floor, 0):.2f} ×, "
+          f"CPU {_median(runs, 1) / _median(floor, 1):.2f} ×   (target <= 2.5 ×); {load()}")
     p = in_process()
     print(f"plan_campaign(ablation-30d) in process: median {statistics.median(p) * 1000:.2f} ms")
     big_schedule()

@@ -8,10 +8,14 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from planner import discipline, measured
+from planner.analytic_tier import disagreements
 from planner.catalog import Card, Catalog
+from planner.costs import Estimate
 from planner.errors import InputError
+from planner.estimates import DEFAULT_ESTIMATE, entered_configs, figures_on
 from planner.matrix import Config, RunSpec, configs, expand, fmt_value, memory_budget
 from planner.measurements import Measurements, provenance
+from planner.multicard import entered_note
 from planner.packing import Job, Packing, Solver, pack
 from planner.packing_why import Reasons, jobs_of
 from planner.plan import (
@@ -24,6 +28,7 @@ from planner.plan import (
     Run,
 )
 from planner.preset import FactorValue, Preset, Training
+from planner.stackcheck import cuda_finding
 from planner.summary import summarize
 
 if TYPE_CHECKING:
@@ -56,7 +61,10 @@ def check(preset: Preset, catalog: Catalog, source: str | None = None) -> tuple[
     card = catalog.get(c.card, file=source, field="campaign.card")
     warnings: list[str] = []
     order = preset.order
-    if _version(order.cuda) < _version(card.min_cuda):
+    cuda = cuda_finding(card, order.cuda)
+    if cuda is not None and cuda[0] == "warn":
+        warnings.append(f"order.cuda: {cuda[1]}")
+    elif cuda is not None:
         raise InputError(
             f"CUDA {order.cuda} cannot target {card.name} ({card.sm}); it needs CUDA "
             f">= {card.min_cuda}", file=source, field="order.cuda")
@@ -135,7 +143,9 @@ def _training_runs(preset: Preset, training: Training, cid: str, specs: list[Run
             micro_batch=cfg.micro_batch, accumulation=cfg.accumulation, effective_batch=eff,
             **adaptation,
         )
-        runs.append(Run(
+        # Built from values of the right types, checked once where they came from: one
+        # run per matrix cell, so validating each again is most of a replan's time.
+        runs.append(Run.model_construct(
             id=spec.id, kind=spec.kind, variant=cfg.name, factor=factor, value=value,
             seed=spec.seed, card=list(place.cards),
             start_h=round(place.start + offset, 4), end_h=round(place.end + offset, 4),
@@ -172,14 +182,17 @@ def _adaptation_values(preset: Preset) -> dict[str, str]:
 
 def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurements | None = None,
                   created: datetime | None = None, source: str | None = None,
-                  corpus: Layout | None = None, solver: Solver = "fast",
+                  corpus: Layout | None = None,
+                  estimate: Estimate = DEFAULT_ESTIMATE, solver: Solver = "fast",
                   time_limit_s: float = 5.0) -> Plan:
     """Plan a campaign: validate it against the catalog, order its runs information-first,
     place them on the cards inside the usable window, and sum up what fits.
 
     `measurements` replace the preset's figures per configuration (see `planner.measured`).
     `source` names the preset file in error messages. `corpus`: a scanned corpus laid out in
-    shards (`planner.embed.layout.build`), for exact embedding counts. `solver`: the fast
+    shards (`planner.embed.layout.build`), for exact embedding counts. Figures taken on
+    another card are derived from their anchor (`planner.estimates.figures_on`); `estimate`
+    picks the end of their range planned on (`cautious`: the slow end). `solver`: the fast
     packer, or `cp-sat` (the `solve` extra) for a proven optimum within `time_limit_s`
     (see `planner.packing` for the objective). Raises InputError on bad input.
     """
@@ -198,30 +211,43 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
             f"({o.safety_margin_hours:g} h) leave no usable time in a {c.hours:g} h window",
             file=source, field="overheads")
     stamp = (created or datetime.now(UTC)).replace(microsecond=0).isoformat()
-    price = c.price_per_card_hour if c.price_per_card_hour is not None else card.price_per_card_hour
+    # A price the preset gives is for the card it names; any other card takes the catalog's.
+    own_price = c.price_per_card_hour is not None and c.price_card in ("", c.card)
+    price = c.price_per_card_hour if own_price else card.price_per_card_hour
     campaign = PlanCampaign(
         id=cid, name=c.name, kind=c.kind, created=stamp, card=c.card, card_name=card.name,
         cards=c.cards, window_hours=c.hours, usable_hours=round(usable, 4),
         usable_from_h=offset, usable_until_h=until, fingerprint=fp,
         price_per_card_hour=price, currency=c.currency,
     )
+    on = figures_on(preset, catalog, estimate, source)
     if preset.embedding is not None:
         from planner.embedding import plan_embedding
 
         if measurements is None:
-            return plan_embedding(preset, card, campaign, warnings, source, corpus)
-        preset, more = measured.apply_embedding(preset, measurements, c.card, card, catalog)
-        plan = plan_embedding(preset, card, campaign, warnings + more, source, corpus)
+            plan = plan_embedding(on, card, campaign, warnings, source, corpus)
+            return plan.model_copy(update={"assumptions": plan.assumptions.model_copy(
+                update={"estimate": estimate})})
+        on, more = measured.apply_embedding(on, measurements, c.card, card, catalog, estimate)
+        plan = plan_embedding(on, card, campaign, warnings + more, source, corpus)
         return plan.model_copy(update={"assumptions": plan.assumptions.model_copy(
-            update={"measurements": provenance(measurements)})})
-    training = preset.training
+            update={"measurements": provenance(measurements), "estimate": estimate,
+                    "measured_configs": measured.measured_configs(measurements)[:1],
+                    "configs_total": 1})})
+    training = on.training
     assert training is not None
     cfgs = configs(training, c.card, card, catalog, o)
+    derived = {cfg.name: cfg.step_time for cfg in cfgs}
+    before = {cfg.name: (cfg.step_time, cfg.peak_memory) for cfg in cfgs}
     notes: list[str] = []
     if measurements is not None:
-        cfgs, notes, more = measured.apply_training(preset, training, cfgs, measurements, c.card,
-                                                    card, catalog)
+        cfgs, notes, more = measured.apply_training(on, training, cfgs, measurements, c.card,
+                                                    card, catalog, estimate)
         warnings += more
+    elif training.cards_per_run > 1:
+        notes.append(entered_note(training.cards_per_run))
+    warnings += disagreements(preset, derived, {cfg.name: cfg.step_time for cfg in cfgs},
+                              catalog)
     specs = expand(training, cfgs, cid, o)
     # Configurations that do not fit memory never reach the packer (their jobs last
     # forever), and neither do evaluations of them.
@@ -230,7 +256,7 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     runs, missing = _training_runs(preset, training, cid, specs, jobs, packing, usable, offset,
                                    source)
     decisions = [*notes, *(cfg.decision for cfg in cfgs if cfg.decision)]
-    warnings += _training_warnings(cfgs, runs, missing)
+    warnings += _training_warnings(cfgs, runs, missing, entered_configs(preset, cfgs, before))
     summary = summarize(preset, training, cfgs, specs, runs, usable, price, packing)
     figures = [
         ConfigFigures(config=cfg.name, step_time_s=cfg.step_time, peak_memory_gib=cfg.peak_memory,
@@ -238,18 +264,20 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
                       accumulation=cfg.accumulation, fits=cfg.fits)
         for cfg in cfgs
     ]
+    done = {n for n in measured.measured_configs(measurements)} if measurements else set()
     assumptions = Assumptions(overheads=o, card_memory_gib=card.memory_gib,
                               memory_budget_gib=memory_budget(card, o), figures=figures,
-                              measurements=provenance(measurements) if measurements else None)
+                              measurements=provenance(measurements) if measurements else None,
+                              estimate=estimate, configs_total=len(cfgs),
+                              measured_configs=[cfg.name for cfg in cfgs if cfg.name in done])
     adaptation = (AdaptationPlan(**_adaptation_values(preset)) if preset.adaptation else None)
     return Plan(campaign=campaign, assumptions=assumptions, runs=runs, not_fitting=missing,
                 decisions=decisions, warnings=warnings, summary=summary, adaptation=adaptation)
 
 
-def _training_warnings(cfgs: list[Config], runs: list[Run], missing: list[NotFitting]) -> list[str]:
+def _training_warnings(cfgs: list[Config], runs: list[Run], missing: list[NotFitting],
+                       entered: list[str]) -> list[str]:
     out: list[str] = []
-    entered = [cfg.name for cfg in cfgs if cfg.step_time.source == "entered"
-               or cfg.peak_memory.source == "entered"]
     if entered:
         out.append(
             f"{len(entered)} of {len(cfgs)} configurations rest on `entered` figures "
@@ -263,6 +291,6 @@ def _training_warnings(cfgs: list[Config], runs: list[Run], missing: list[NotFit
     if not runs:
         out.append("no run fits the window")
     elif missing:
-        out.append(f"{len(missing)} of {len(runs) + len(missing)} runs do not fit "
-                   "(see not fitting)")
+        out.append(f"{len(missing)} of {len(runs) + len(missing)} runs "
+                   f"{'does' if len(missing) == 1 else 'do'} not fit (see not fitting)")
     return out

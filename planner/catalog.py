@@ -20,6 +20,9 @@ class Card(Strict):
 
     name: str
     """Full product name."""
+    short: str = ""
+    """A short name that still tells the card apart, e.g. `A100 PCIe 40GB` (the full name
+    less `NVIDIA ` when not given)."""
     architecture: str
     """GPU architecture, e.g. Ampere, Ada Lovelace, Hopper."""
     chip: str = ""
@@ -44,6 +47,21 @@ class Card(Strict):
     """Board power in watts."""
     interconnect: str = ""
     """Card-to-card and host links."""
+    usable_memory_gib: float | None = Field(default=None, gt=0)
+    """Memory one process can allocate, as the driver reports it (torch's `total_memory`):
+    below `memory_gib` by the driver's reservation and, with ECC on, by the check bits. None:
+    taken as `memory_gib` (a user's card)."""
+    context_gib: float = Field(default=0.75, ge=0)
+    """Device memory each process spends outside torch's allocator (CUDA context, loaded
+    kernels, library handles): a memory cap does not cover it."""
+    memory_source: str = ""
+    """Where `usable_memory_gib` comes from, and in which ECC state."""
+    pcie_gbps: float = Field(default=0.0, ge=0)
+    """Host link bandwidth, bidirectional total in GB/s (datasheet)."""
+    nvlink_gbps: float = Field(default=0.0, ge=0)
+    """NVLink bandwidth per card, bidirectional total in GB/s; 0 without NVLink."""
+    nvlink_cards: int = Field(default=0, ge=0)
+    """Most cards NVLink joins: 2 for a bridge, 8 for an HGX board; more go over PCIe."""
     min_cuda: str = Field(pattern=r"^\d+\.\d+$")
     """First CUDA toolkit that targets this compute capability."""
     min_pytorch: str = Field(pattern=r"^\d+\.\d+$")
@@ -54,6 +72,16 @@ class Card(Strict):
     """Fields whose value rests on a derivation or a single weak source."""
     sources: list[str] = []
     """Source keys in the project's GPU reference."""
+
+    @property
+    def allocatable_gib(self) -> float:
+        """GiB torch's allocator can have on this card: usable memory less the context."""
+        return (self.usable_memory_gib or self.memory_gib) - self.context_gib
+
+    @property
+    def short_name(self) -> str:
+        """`short`, or the full name without the maker's prefix."""
+        return self.short or self.name.removeprefix("NVIDIA ")
 
     @property
     def sm(self) -> str:

@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "schema": ("planner.cli", "cmd_schema"),
     "measure": ("planner.measure.cli", "main"),
     "compare": ("planner.compare", "main"),
+    "advise": ("planner.advise_cli", "main"),
     "check": ("planner.stackcheck", "main"),
     "run": ("planner.run.cli", "cmd_run"),
     "status": ("planner.run.cli", "cmd_status"),
@@ -48,7 +49,7 @@ def plan_parser() -> argparse.ArgumentParser:
         description="Plan what fits in a GPU rental window, from a preset, and export the "
                     "plan and the matching order.",
         epilog="Other commands (each takes --help): presets, cards, schema, measure, "
-               "compare, check, corpus scan, corpus size, embed, run, status, slurm.",
+               "compare, advise, check, corpus scan, corpus size, embed, run, status, slurm.",
     )
     p.add_argument("--preset", metavar="NAME|PATH",
                    help="shipped preset name (see `presets`) or a preset file; "
@@ -66,6 +67,10 @@ def plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--measurements", metavar="FILE",
                    help="plan from measured figures (`campaign-planner measure`), each "
                         "labelled measured, scaled or analytic")
+    p.add_argument("--estimate", choices=("typical", "cautious"), default="cautious",
+                   help="figures taken on another card, and analytic ones, are planned on the "
+                        "slow end of their range (cautious, the default) or on the calibrated "
+                        "value (typical); stated in the plan's assumptions")
     p.add_argument("--corpus", metavar="FILE",
                    help="embedding presets: scan this corpus for exact counts, and write the "
                         "shard list (shards.toml, shards.jsonl) next to plan.toml")
@@ -130,8 +135,8 @@ def cmd_plan(argv: Sequence[str]) -> int:
         layout = for_preset(preset, source, args.corpus, args.id_field, args.text_field,
                             out=args.out, force=args.force)
     plan = plan_campaign(preset, catalog, created=created, source=source, corpus=layout,
-                         measurements=measurements, solver=_solver(args),
-                         time_limit_s=args.time_limit)
+                         measurements=measurements, estimate=args.estimate,
+                         solver=_solver(args), time_limit_s=args.time_limit)
     card = catalog.get(preset.campaign.card)
     order, order_warnings = make_order(preset, plan, card, contact)
     if order_warnings:
@@ -205,9 +210,10 @@ def cmd_cards(argv: Sequence[str]) -> int:
     print(f"{'key':<13} {'memory':>7} {'BW GB/s':>8} {'BF16 TF':>8}  {'arch':<14} {'CC':<6} "
           f"price/h  name")
     for key, c in catalog.cards.items():
-        price = f"{c.price_per_card_hour:g}" if c.price_per_card_hour is not None else "—"
-        print(f"{key:<13} {c.memory_gib:>4g} GB {c.bandwidth_gbps:>8g} {c.bf16_tflops:>8g}  "
-              f"{c.architecture:<14} {c.sm:<6} {price:>7}  {c.name}")
+        # One precision per column: whole GB and GB/s, tenths of a TFLOPS, cents.
+        price = f"{c.price_per_card_hour:.2f}" if c.price_per_card_hour is not None else "—"
+        print(f"{key:<13} {c.memory_gib:>4.0f} GB {c.bandwidth_gbps:>8,.0f} "
+              f"{c.bf16_tflops:>8.1f}  {c.architecture:<14} {c.sm:<6} {price:>7}  {c.name}")
     return 0
 
 
@@ -215,9 +221,10 @@ def cmd_schema(argv: Sequence[str]) -> int:
     """Print the preset's JSON Schema."""
     _Parser(prog="campaign-planner schema",
             description="Print the JSON Schema of a preset file.").parse_args(argv)
+    from planner.model import with_descriptions
     from planner.preset import Preset
 
-    print(json.dumps(Preset.model_json_schema(), indent=2))
+    print(json.dumps(with_descriptions(Preset).model_json_schema(), indent=2))
     return 0
 
 

@@ -1,9 +1,10 @@
 """`campaign-planner compare`: the same campaign on other card models, side by side.
 
-Only the card changes: same preset, same data, precision and expected outputs. Each card's
-figures come from the measurements when given (measured on that card, or scaled from the
-card measured on), else from the preset's own figures scaled from its card, or with
-`--analytic` from the formulas; every figure keeps its provenance.
+Only the card changes (`planner.estimates.on_card`): same preset, same data, precision and
+expected outputs. Each card's figures are derived from their anchors: the measurements when
+given (measured on that card, or scaled from the card measured on), else the preset's own
+figures scaled from the card each was taken on, or with `--analytic` the formulas on the
+model the preset describes; every figure keeps its provenance and its range.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from planner.analytic_tier import analytic_on, check_entered
 from planner.catalog import Catalog
+from planner.costs import Estimate
 from planner.errors import InputError
-from planner.estimates import analytic_on, entered_on, with_card
+from planner.estimates import DEFAULT_ESTIMATE, ESTIMATES, on_card
 from planner.measurements import Measurements
 from planner.model import Lax
 from planner.preset import Preset
@@ -40,6 +43,8 @@ class ConfigOnCard(Lax):
     """Memory left under the budget (card memory less the margin); negative: over."""
     step_time_s: float
     """Seconds per optimizer step."""
+    step_time_range: str = ""
+    """Low–high range of the step time, for scaled and analytic figures."""
     step_time_source: str
     """Provenance of the step time, in words."""
     peak_source: str
@@ -79,29 +84,30 @@ class CardComparison(Lax):
     """Per configuration (training)."""
     throughput_tokens_per_s: float | None = None
     """Per card (embedding)."""
+    estimate: str = "cautious"
+    """Which end of their range scaled and analytic figures were planned on."""
     provenance: list[str] = []
     """Distinct provenance labels of the figures used."""
+    warnings: list[str] = []
+    """Entered and analytic figures that disagree by more than 2×."""
 
 
 def compare_cards(preset: Preset, catalog: Catalog, cards: Sequence[str],
                   measurements: Measurements | None = None, *,
-                  analytic: bool = False) -> list[CardComparison]:
+                  analytic: bool = False,
+                  estimate: Estimate = DEFAULT_ESTIMATE) -> list[CardComparison]:
     """Plan `preset` on each card model of `cards`; nothing else changes."""
     from planner.campaign import plan_campaign
 
     out: list[CardComparison] = []
     for key in cards:
         card = catalog.get(key, field="--cards")
-        if measurements is not None:
-            moved = with_card(preset, key)
-        elif analytic:
-            moved = analytic_on(preset, key, catalog)
-        else:
-            moved = entered_on(preset, key, catalog)
+        moved = (analytic_on(preset, key, catalog, estimate)
+                 if analytic and measurements is None else on_card(preset, key))
         head = dict(card=key, card_name=card.name, memory_gib=card.memory_gib,
                     cards=preset.campaign.cards)
         try:
-            plan = plan_campaign(moved, catalog, measurements=measurements)
+            plan = plan_campaign(moved, catalog, measurements=measurements, estimate=estimate)
         except InputError as exc:
             if exc.file and measurements is not None and exc.file == measurements.file:
                 raise
@@ -116,7 +122,8 @@ def compare_cards(preset: Preset, catalog: Catalog, cards: Sequence[str],
                 config=f.config, fits=f.fits, micro_batch=f.micro_batch,
                 accumulation=f.accumulation, planned_peak_gib=round(f.planned_peak_gib, 3),
                 headroom_gib=round(a.memory_budget_gib - f.planned_peak_gib, 3),
-                step_time_s=f.step_time_s.value, step_time_source=f.step_time_s.label(),
+                step_time_s=f.step_time_s.value, step_time_range=f.step_time_s.span(),
+                step_time_source=f.step_time_s.label(),
                 peak_source=f.peak_memory_gib.label()))
         throughput = a.throughput_tokens_per_s
         if throughput is not None:
@@ -129,7 +136,8 @@ def compare_cards(preset: Preset, catalog: Catalog, cards: Sequence[str],
             utilization=s.utilization, cost_total=s.cost_total,
             currency=plan.campaign.currency, configs=configs,
             throughput_tokens_per_s=throughput.value if throughput else None,
-            provenance=list(dict.fromkeys(labels))))
+            provenance=list(dict.fromkeys(labels)), estimate=estimate,
+            warnings=check_entered(on_card(preset, key), catalog)))
     return out
 
 
@@ -153,21 +161,27 @@ def render(preset: Preset, rows: list[CardComparison]) -> str:
     if planned:
         names = [c.config for c in planned[0].configs]
         width = max(len("config"), *(len(n) for n in names))
-        head = f"  {'config':<{width}} " + " ".join(f"{r.card:>11}" for r in planned)
         for title, cell in (
             ("Memory headroom, GiB under card memory less margin (✗: does not fit)",
              lambda c: f"{c.headroom_gib:.1f}" + ("" if c.fits else " ✗")),
-            ("Step time, s per optimizer step",
-             lambda c: f"{c.step_time_s:.3g}"),
+            ("Step time, s per optimizer step (range of the estimate)",
+             lambda c: f"{c.step_time_s:.3g}" + (f" ({c.step_time_range})"
+                                                   if c.step_time_range else "")),
         ):
-            lines += ["", title, head]
+            cols = [max(11, len(r.card), *(len(cell(c)) for c in r.configs)) for r in planned]
+            lines += ["", title, f"  {'config':<{width}} " + " ".join(
+                f"{r.card:>{w}}" for r, w in zip(planned, cols, strict=True))]
             for i, name in enumerate(names):
                 lines.append(f"  {name:<{width}} " + " ".join(
-                    f"{cell(r.configs[i]):>11}" for r in planned))
-    lines += ["", "Provenance"]
+                    f"{cell(r.configs[i]):>{w}}" for r, w in zip(planned, cols, strict=True)))
+    lines += ["", f"Estimates planned on the {rows[0].estimate if rows else 'cautious'} end "
+              "(--estimate typical|cautious)", "", "Provenance"]
     for r in rows:
         if r.planned:
             lines.append(f"  {r.card:<12} {'; '.join(r.provenance)}")
+    said = list(dict.fromkeys(w for r in rows for w in r.warnings))
+    if said:
+        lines += ["", "Entered and analytic figures disagree"] + [f"  - {w}" for w in said]
     return "\n".join(lines)
 
 
@@ -189,6 +203,9 @@ def main(argv: Sequence[str]) -> int:
     p.add_argument("--analytic", action="store_true",
                    help="use the analytic tier (formulas on the preset's reference workload) "
                         "instead of the preset's figures")
+    p.add_argument("--estimate", choices=ESTIMATES, default=DEFAULT_ESTIMATE,
+                   help="plan scaled and analytic figures on the slow end of their range "
+                        "(cautious, the default) or on the calibrated value (typical)")
     p.add_argument("--catalog", metavar="FILE", help="your own card catalog (prices, cards)")
     p.add_argument("--json", action="store_true", help="print JSON")
     args = p.parse_args(argv)
@@ -205,7 +222,8 @@ def main(argv: Sequence[str]) -> int:
     for key in cards:
         catalog.get(key, field="--cards")
     m = load_measurements(args.measurements) if args.measurements else None
-    rows = compare_cards(preset, catalog, cards, m, analytic=args.analytic)
+    rows = compare_cards(preset, catalog, cards, m, analytic=args.analytic,
+                         estimate=args.estimate)
     if args.json:
         print(json.dumps([r.model_dump(mode="json") for r in rows], indent=2))
     else:

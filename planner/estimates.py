@@ -1,37 +1,93 @@
-"""A preset's figures moved to another card, without measurements.
+"""Figures anchored to their card, and the preset moved between cards.
 
-- `entered_on`: the preset's figures (entered for its own card) carried to another card:
-  step time by the conservative roofline rule of `planner.scaling` (no MFU known), peak
-  memory unchanged; each labelled `scaled from <card>`.
-- `analytic_on`: the analytic tier — figures from the formulas of `planner.analytic` and the
-  preset's reference workload, labelled `analytic`; no torch, nothing measured.
+Every figure of a preset names the card it was taken on (`Figure.card`, its anchor). A card
+change changes only the campaign's card (`on_card`); planning then derives each figure for
+the campaign's card from its anchor (`figures_on`), labelled `scaled from <anchor card>`,
+never from a figure derived before. So any sequence of card changes that returns to the
+anchor card gives back the same figures and the same plan.
+
+- step time: divided by the calibrated speed-up of `planner.calibration` (with its range;
+  the plan takes the slow end when `estimate = "cautious"`);
+- peak memory: carried over unchanged (same dtype, same batch);
+- embedding throughput: multiplied by the speed-up (its slow end when cautious).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from planner.analytic import GIB, reference_flops, reference_memory
 from planner.catalog import Catalog, Dtype
-from planner.costs import Figure
-from planner.errors import InputError
-from planner.measure_spec import resolve_reference
+from planner.costs import Estimate, Figure
+from planner.matrix import Config
 from planner.measured import spec_of
 from planner.preset import Costed, Preset, Training
-from planner.scaling import analytic_step_time, card_rates, scale_step_time
+from planner.scaling import planned_on, scale_step_time
+
+ESTIMATES = ("typical", "cautious")
+DEFAULT_ESTIMATE: Estimate = "cautious"
+"""Scaled and analytic figures are planned on the slow end of their range unless asked."""
 
 
-def with_card(preset: Preset, key: str) -> Preset:
-    """The same preset on another card model. A price the preset gives is for its own card,
-    so it is dropped for any other (the catalog's price, if any, applies)."""
+def on_card(preset: Preset, key: str) -> Preset:
+    """The same preset on card model `key`: only the card changes. Figures keep the card
+    they were taken on, and a price the preset gives keeps the card it is for; planning
+    derives both for `key`. The one way every front end (Compare, the TUI, `advise`)
+    puts a campaign on another card."""
     c = preset.campaign
     if key == c.card:
         return preset
-    campaign = c.model_copy(update={"card": key, "price_per_card_hour": None})
-    return preset.model_copy(update={"campaign": campaign})
+    return preset.model_copy(update={"campaign": c.model_copy(update={"card": key})})
 
 
-def _replace_costed(training: Training, fn: Any) -> Training:
+def dtype_of(preset: Preset) -> Dtype:
+    """The precision the preset's figures were taken in (bf16 when it does not say)."""
+    spec = spec_of(preset)
+    return spec.dtype if spec is not None else "bf16"
+
+
+def step_on(fig: Figure, key: str, catalog: Catalog, dtype: Dtype, estimate: Estimate,
+            flops: float | None = None) -> Figure:
+    """A step time figure on card `key`, derived from its anchor."""
+    anchor = fig.card or key
+    if anchor == key:
+        return fig
+    span = scale_step_time(fig.value, flops, anchor, key, catalog, dtype)
+    return Figure(value=span.pick(estimate), source="scaled", card=key,
+                  device=catalog.get(anchor).name, low=span.fast, high=span.slow,
+                  note=f"{fig.source} {fig.value:.4g} s on {anchor}; {span.note}; "
+                       f"{planned_on(estimate)}")
+
+
+def memory_on(fig: Figure, key: str, catalog: Catalog) -> Figure:
+    """A peak memory figure on card `key`: the anchor's value, carried over."""
+    anchor = fig.card or key
+    if anchor == key:
+        return fig
+    return Figure(value=fig.value, source="scaled", card=key, device=catalog.get(anchor).name,
+                  note=f"{fig.source} on {anchor}, carried over unchanged (same dtype and "
+                       "batch): allocator and library workspaces differ between cards")
+
+
+def throughput_on(fig: Figure, key: str, catalog: Catalog, dtype: Dtype,
+                  estimate: Estimate) -> Figure:
+    """A throughput figure (per second) on card `key`, derived from its anchor."""
+    anchor = fig.card or key
+    if anchor == key:
+        return fig
+    span = scale_step_time(1.0 / fig.value, None, anchor, key, catalog, dtype)
+    value = 1.0 / span.pick(estimate)
+    return Figure(value=value, source="scaled", card=key, device=catalog.get(anchor).name,
+                  low=1.0 / span.slow, high=1.0 / span.fast,
+                  note=f"{fig.source} {fig.value:.4g}/s on {anchor}; {span.note} (training "
+                       f"calibration applied to the forward pass); "
+                       f"{planned_on(estimate)}")
+
+
+def replace_costed(training: Training,
+                   fn: Callable[[str, Costed, dict[str, Any]], dict[str, Any]]) -> Training:
+    """The training workload with each configuration's figures updated by `fn(name, costed,
+    factors)`."""
     base = training.baseline.model_copy(update=fn("baseline", training.baseline,
                                                   dict(training.baseline.factors)))
     variants = [v.model_copy(update=fn(v.name, v, {**training.baseline.factors, **v.changes}))
@@ -39,86 +95,59 @@ def _replace_costed(training: Training, fn: Any) -> Training:
     return training.model_copy(update={"baseline": base, "variants": variants})
 
 
-def _set_training(preset: Preset, training: Training) -> Preset:
+def set_training(preset: Preset, training: Training) -> Preset:
+    """The preset with its training workload replaced."""
     return preset.model_copy(update={preset.campaign.kind: training})
 
 
-def _dtype(preset: Preset) -> Dtype:
-    spec = spec_of(preset)
-    return spec.dtype if spec is not None else "bf16"
-
-
-def entered_on(preset: Preset, key: str, catalog: Catalog) -> Preset:
-    """The preset on card `key`, its figures scaled from its own card."""
-    own = catalog.get(preset.campaign.card)
-    dst = catalog.get(key, field="--cards")
-    moved = with_card(preset, key)
-    if key == preset.campaign.card:
-        return moved
-    src_rates, dst_rates = card_rates(own, _dtype(preset)), card_rates(dst, _dtype(preset))
-
-    def scale(fig: Figure) -> Figure:
-        t, note = scale_step_time(fig.value, None, src_rates, dst_rates)
-        return Figure(value=t, source="scaled", device=own.name,
-                      note=f"{fig.source} figure; {note}")
-
-    def carry(fig: Figure) -> Figure:
-        return Figure(value=fig.value, source="scaled", device=own.name,
-                      note=f"{fig.source} figure carried over unchanged (same dtype and batch)")
-
-    training = moved.training
-    if training is not None:
-        return _set_training(moved, _replace_costed(training, lambda name, c, f: {
-            "step_time_s": scale(c.step_time_s), "peak_memory_gib": carry(c.peak_memory_gib)}))
-    e = moved.embedding
-    assert e is not None
-    fig = e.throughput_tokens_per_s
-    t, note = scale_step_time(1.0 / fig.value, None, src_rates, dst_rates)
-    new = Figure(value=1.0 / t, source="scaled", device=own.name,
-                 note=f"{fig.source} figure; {note}")
-    return moved.model_copy(update={"embedding": e.model_copy(
-        update={"throughput_tokens_per_s": new})})
-
-
-def analytic_on(preset: Preset, key: str, catalog: Catalog) -> Preset:
-    """The preset on card `key` with analytic figures from its reference workload."""
-    spec = spec_of(preset)
+def anchors(preset: Preset) -> list[tuple[str, Figure]]:
+    """Every figure of the preset with the field path that holds it."""
     kind = preset.campaign.kind
-    if spec is None or spec.reference is None:
-        raise InputError("the analytic tier needs a reference workload (reference = "
-                         "\"transformer\" or \"encoder\" with its sizes)",
-                         field=f"{kind}.measure")
-    card = catalog.get(key, field="--cards")
-    rates = card_rates(card, spec.dtype)
-    moved = with_card(preset, key)
-    training = moved.training
+    t = preset.training
+    if t is None:
+        assert preset.embedding is not None
+        return [(f"{kind}.throughput_tokens_per_s", preset.embedding.throughput_tokens_per_s)]
+    out: list[tuple[str, Figure]] = []
+    for where, c in [("baseline", t.baseline),
+                     *((f"variants[{i}]", v) for i, v in enumerate(t.variants))]:
+        out += [(f"{kind}.{where}.step_time_s", c.step_time_s),
+                (f"{kind}.{where}.peak_memory_gib", c.peak_memory_gib)]
+    return out
+
+
+def figures_on(preset: Preset, catalog: Catalog, estimate: Estimate = DEFAULT_ESTIMATE,
+               source: str | None = None) -> Preset:
+    """The preset with every figure derived for its campaign's card from its anchor (what
+    the plan uses; the preset itself keeps its anchors). Raises InputError naming the field
+    of a figure anchored to a card the catalog does not know."""
+    for field, fig in anchors(preset):
+        if fig.card:
+            catalog.get(fig.card, file=source, field=f"{field}.card")
+    key, dtype = preset.campaign.card, dtype_of(preset)
+    training = preset.training
     if training is not None:
-        mb, acc = training.micro_batch, training.accumulation
-
-        def figures(name: str, c: Costed, factors: dict[str, Any]) -> dict[str, Any]:
-            s, _ = resolve_reference(spec, factors, field=f"{kind}.{name}")
-            flops = reference_flops(s, mb) * acc
-            t, note = analytic_step_time(flops, rates)
-            mem = reference_memory(s, mb)
-            one = reference_memory(s, 1)
-            per_sample = (mem.activations - one.activations) / GIB / max(mb - 1, 1)
-            parts = ", ".join(f"{k} {v:.2f}" for k, v in mem.gib().items() if k != "total")
-            return {"step_time_s": Figure(value=t, source="analytic", note=note),
-                    "peak_memory_gib": Figure(
-                        value=mem.total / GIB, source="analytic",
-                        note=f"weights + gradients + optimizer + activations: {parts} GiB "
-                             "(ZeRO §3.1; Korthikanti et al. 2022)"),
-                    "memory_per_sample_gib": per_sample or None}
-
-        return _set_training(moved, _replace_costed(training, figures))
-    e = moved.embedding
+        return set_training(preset, replace_costed(training, lambda name, c, f: {
+            "step_time_s": step_on(c.step_time_s, key, catalog, dtype, estimate),
+            "peak_memory_gib": memory_on(c.peak_memory_gib, key, catalog)}))
+    e = preset.embedding
     assert e is not None
-    seq = min(e.lengths.max, e.truncation_tokens)
-    batch = max(1, e.token_budget // seq) if e.batching == "length-grouped" else e.batch_size
-    s, _ = resolve_reference(spec.model_copy(update={"seq_len": seq}), {})
-    t, note = analytic_step_time(reference_flops(s, batch, training=False), rates)
-    fig = Figure(value=batch * seq / t, source="analytic",
-                 note=f"{batch} × {seq} tokens per batch; {note}")
-    return moved.model_copy(update={"embedding": e.model_copy(
+    fig = throughput_on(e.throughput_tokens_per_s, key, catalog, dtype, estimate)
+    return preset.model_copy(update={"embedding": e.model_copy(
         update={"throughput_tokens_per_s": fig})})
 
+
+def entered_configs(preset: Preset, cfgs: list[Config],
+             before: dict[str, tuple[Figure, Figure]]) -> list[str]:
+    """Configurations whose planned figures rest on entered ones (as entered, or scaled
+    from them onto another card), measurements not having replaced them."""
+    t = preset.training
+    assert t is not None
+    own = {"baseline": t.baseline, **{v.name: v for v in t.variants}}
+    out = []
+    for cfg in cfgs:
+        step, peak = before[cfg.name]
+        c = own[cfg.name]
+        if ((c.step_time_s.source == "entered" and cfg.step_time == step)
+                or (c.peak_memory_gib.source == "entered" and cfg.peak_memory == peak)):
+            out.append(cfg.name)
+    return out

@@ -18,7 +18,7 @@ def shipped_presets() -> dict[str, str]:
     """Shipped preset names and their one-line purpose (the file's first comment)."""
     out: dict[str, str] = {}
     for entry in sorted(resources.files("presets").iterdir(), key=lambda e: e.name):
-        if entry.name.endswith(".toml") and entry.name != "cards.toml":
+        if entry.name.endswith(".toml") and entry.name not in ("cards.toml", "throughput.toml"):
             first = entry.read_text(encoding="utf-8").splitlines()[0]
             out[entry.name[:-5]] = first.lstrip("# ").strip()
     return out

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Literal
 
 from planner.catalog import Card, Catalog
 from planner.costs import Figure
@@ -37,7 +38,7 @@ class RunSpec:
     """One run before placement."""
 
     id: str
-    kind: str
+    kind: Literal["train", "robustness"]
     config: Config
     seed: int
     duration_h: float
@@ -56,8 +57,9 @@ def fmt_value(v: FactorValue) -> str:
 
 
 def memory_budget(card: Card, overheads: Overheads) -> float:
-    """GiB a run may peak at on `card`: its memory less the margin."""
-    return card.memory_gib - overheads.memory_margin_gib
+    """GiB a run may peak at on `card`: what a process can allocate there (usable memory less
+    the CUDA context, see the catalog) less the preset's margin."""
+    return card.allocatable_gib - overheads.memory_margin_gib
 
 
 def fit_memory(
@@ -83,8 +85,9 @@ def fit_memory(
         return mb, acc, peak, True, "", ""
     per_card = mb * acc
     where = (f"peak {peak:.1f} GiB at micro-batch {mb} exceeds {budget:.1f} GiB usable on "
-             f"{card_key} ({card.memory_gib:g} GiB less {overheads.memory_margin_gib:g} GiB "
-             "margin)")
+             f"{card_key} ({card.usable_memory_gib or card.memory_gib:g} GiB a process can "
+             f"allocate less {card.context_gib:g} GiB CUDA context and "
+             f"{overheads.memory_margin_gib:g} GiB margin)")
     per_sample = costed.memory_per_sample_gib
     if per_sample is not None:
         for m in range(mb - 1, 0, -1):

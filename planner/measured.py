@@ -20,13 +20,14 @@ import json
 from typing import Any
 
 from planner.catalog import Card, Catalog
-from planner.costs import Figure
+from planner.costs import Estimate, Figure
 from planner.errors import InputError
 from planner.matrix import Config, memory_budget
 from planner.measure_spec import MeasureSpec
 from planner.measurements import ConfigMeasurement, Measurements
+from planner.multicard import multi_card
 from planner.preset import Preset, Training
-from planner.scaling import analytic_step_time, card_rates, scale_step_time
+from planner.scaling import analytic_step_time, planned_on, scale_step_time
 
 
 def spec_of(preset: Preset) -> MeasureSpec | None:
@@ -98,7 +99,7 @@ def check_matches(preset: Preset, m: Measurements) -> list[str]:
                                  file=m.file, field=f"configs[{i}].factors")
     if m.partial:
         warnings.append(f"{m.file or 'the measurements'} is partial (stopped early): "
-                        "configurations not measured keep their entered figures")
+                        "configurations not measured keep their previous figures")
     return warnings
 
 
@@ -114,7 +115,7 @@ def memory_figure(cm: ConfigMeasurement, m: Measurements, card_key: str,
         parts = ", ".join(f"{k} {getattr(mem, k + '_gib'):.2f}" for k in
                           ("weights", "gradients", "optimizer", "activations")
                           if getattr(mem, k + "_gib") is not None)
-        return Figure(value=mem.peak_gib, source="measured",
+        return Figure(value=mem.peak_gib, source="measured", card=card_key,
                       device=f"{m.device.name} (fake-tensor estimate)",
                       note=f"estimate at micro-batch {cm.micro_batch}, torch MemTracker under "
                            f"FakeTensorMode: {parts} GiB; allocator overhead not included")
@@ -124,34 +125,57 @@ def memory_figure(cm: ConfigMeasurement, m: Measurements, card_key: str,
     if not same:
         note += "; carried over unchanged (same dtype and batch): allocator and library " \
                 "workspaces differ between cards"
-    return Figure(value=mem.peak_gib, source="measured" if same else "scaled",
+    return Figure(value=mem.peak_gib, source="measured" if same else "scaled", card=card_key,
                   device=m.device.name, note=note)
 
 
 def step_figure(cm: ConfigMeasurement, m: Measurements, card_key: str, card: Card,
-                catalog: Catalog) -> Figure | None:
-    """The step time figure of a configuration on `card_key` (None: nothing usable)."""
+                catalog: Catalog, estimate: Estimate = "cautious") -> Figure | None:
+    """The step time figure of a configuration on `card_key` (None: nothing usable),
+    derived from the measurement (its anchor) whatever card was planned before."""
     if cm.step_time is None:
         return None
     st = cm.step_time
     src_key = _device_card(m, catalog)
     if src_key == card_key:
         mfu = f"; MFU {cm.mfu:.0%}" if cm.mfu is not None else ""
-        return Figure(value=st.median_s, source="measured", device=m.device.name,
+        return Figure(value=st.median_s, source="measured", card=card_key, device=m.device.name,
                       note=f"median of {st.steps} steps (p10 {st.p10_s:.4g} s, p90 "
                            f"{st.p90_s:.4g} s) at micro-batch {cm.micro_batch} × "
                            f"{cm.accumulation}{mfu}")
-    dst = card_rates(card, m.dtype)
     if src_key:
-        t, note = scale_step_time(st.median_s, cm.flops_per_step,
-                                  card_rates(catalog.cards[src_key], m.dtype), dst)
-        return Figure(value=t, source="scaled", device=m.device.name, note=note)
+        span = scale_step_time(st.median_s, cm.flops_per_step, src_key, card_key, catalog,
+                               m.dtype)
+        return Figure(value=span.pick(estimate), source="scaled", card=card_key,
+                      device=m.device.name, low=span.fast, high=span.slow,
+                      note=f"measured {st.median_s:.4g} s on {src_key}; {span.note}; "
+                           f"{planned_on(estimate)}")
     if not cm.flops_per_step:
         return None
-    t, note = analytic_step_time(cm.flops_per_step, dst)
-    return Figure(value=t, source="analytic",
-                  note=f"{note}; a {m.device.kind} timing ({st.median_s:.4g} s on "
-                       f"{m.device.name}) does not transfer to {card.name}")
+    span = analytic_step_time(cm.flops_per_step, card_key, catalog, m.dtype)
+    return Figure(value=span.pick(estimate), source="analytic", card=card_key, low=span.fast,
+                  high=span.slow,
+                  note=f"{span.note}; a {m.device.kind} timing ({st.median_s:.4g} s on "
+                       f"{m.device.name}) does not transfer to {card.name}; "
+                       f"{planned_on(estimate)}")
+
+
+def merge_measurements(old: Measurements | None, new: Measurements) -> Measurements:
+    """`new`, with the configurations it did not time taken from `old` when both measured
+    the same workload on the same device: a cancelled measurement replaces only what it
+    measured, the rest keeps its previous figures."""
+    if (old is None or not new.partial or old.workload.fingerprint != new.workload.fingerprint
+            or old.device != new.device or old.dtype != new.dtype):
+        return new
+    timed = set(measured_configs(new))
+    kept = [c for c in old.configs if c.step_time is not None and c.config not in timed]
+    mine = [c for c in new.configs if c.config in timed]
+    return new.model_copy(update={"configs": mine + kept})
+
+
+def measured_configs(m: Measurements) -> list[str]:
+    """Configurations the measurements time (a cancelled run leaves some out or untimed)."""
+    return [c.config for c in m.configs if c.step_time is not None]
 
 
 def choose_batch(cm: ConfigMeasurement, training: Training, card_key: str,
@@ -166,7 +190,11 @@ def choose_batch(cm: ConfigMeasurement, training: Training, card_key: str,
                f"{'+' if b.largest >= b.limit else ''} by a {b.method} batch search")
         if b.micro_batch and b.accumulation:
             peak = peak_at + (b.micro_batch - at) * (slope or 0.0)
-            return b.micro_batch, b.accumulation, peak, True, "", how
+            if peak <= budget:
+                return b.micro_batch, b.accumulation, peak, True, "", how
+            return (b.micro_batch, b.accumulation, peak, False,
+                    f"peak {peak:.1f} GiB at micro-batch {b.micro_batch} × {b.accumulation} "
+                    f"is over the {budget:.1f} GiB usable on {card_key}", how)
         return (training.micro_batch, training.accumulation, peak_at, False,
                 f"not even micro-batch 1 fits {card_key} ({budget:.1f} GiB usable) by a "
                 f"{b.method} batch search", how)
@@ -186,9 +214,11 @@ def choose_batch(cm: ConfigMeasurement, training: Training, card_key: str,
 
 
 def apply_training(preset: Preset, training: Training, cfgs: list[Config], m: Measurements,
-                   card_key: str, card: Card, catalog: Catalog
+                   card_key: str, card: Card, catalog: Catalog,
+                   estimate: Estimate = "cautious"
                    ) -> tuple[list[Config], list[str], list[str]]:
-    """The configurations with measured figures; notes for the decisions; warnings."""
+    """The configurations with measured figures; notes for the decisions; warnings. A
+    configuration the measurements did not time keeps its previous figures whole."""
     budget = memory_budget(card, preset.overheads)
     measured = m.by_config()
     out: list[Config] = []
@@ -196,14 +226,22 @@ def apply_training(preset: Preset, training: Training, cfgs: list[Config], m: Me
     warnings: list[str] = []
     for cfg in cfgs:
         cm = measured.get(cfg.name)
-        if cm is None:
-            warnings.append(f"{cfg.name} is not in the measurements: its entered figures are "
+        if cm is None or (m.partial and cm.step_time is None):
+            warnings.append(f"{cfg.name} is not in the measurements: its previous figures are "
                             "kept")
             out.append(cfg)
             continue
-        mb, acc, peak, fits, reason, how = choose_batch(cm, training, card_key,
-                                                        budget)
-        step = step_figure(cm, m, card_key, card, catalog)
+        mc = multi_card(card, training.cards_per_run, cm.trainable_params)
+        mb, acc, peak, fits, reason, how = choose_batch(
+            cm, training, card_key, budget - (mc.extra_gib if mc else 0.0))
+        step = step_figure(cm, m, card_key, card, catalog, estimate)
+        if mc is not None:
+            peak += mc.extra_gib
+            notes.append(f"{cfg.name}: {mc.cards} cards per run: {mc.time_note()}; "
+                         f"{mc.memory_note()}")
+            if step is not None:
+                step = step.model_copy(update={"value": step.value + mc.allreduce_s,
+                                               "note": f"{step.note}; {mc.time_note()}"})
         if step is None:
             warnings.append(f"{cfg.name}: no usable step time in the measurements: the "
                             "entered one is kept")
@@ -228,7 +266,8 @@ def apply_training(preset: Preset, training: Training, cfgs: list[Config], m: Me
 
 
 def apply_embedding(preset: Preset, m: Measurements, card_key: str, card: Card,
-                    catalog: Catalog) -> tuple[Preset, list[str]]:
+                    catalog: Catalog, estimate: Estimate = "cautious"
+                    ) -> tuple[Preset, list[str]]:
     """The preset with its throughput replaced by the measured (or scaled) one."""
     e = preset.embedding
     assert e is not None
@@ -236,11 +275,13 @@ def apply_embedding(preset: Preset, m: Measurements, card_key: str, card: Card,
     if cm is None or not cm.tokens_per_step:
         return preset, ["the measurements hold no embedding batch: the entered throughput "
                         "is kept"]
-    step = step_figure(cm, m, card_key, card, catalog)
+    step = step_figure(cm, m, card_key, card, catalog, estimate)
     if step is None:
         return preset, ["the embedding batch was not timed: the entered throughput is kept"]
     fig = step.model_copy(update={
         "value": cm.tokens_per_step / step.value,
+        "low": cm.tokens_per_step / step.high if step.high else None,
+        "high": cm.tokens_per_step / step.low if step.low else None,
         "note": f"{cm.tokens_per_step} padded tokens per batch ÷ step time; {step.note}"})
     warnings = []
     budget = memory_budget(card, preset.overheads)

@@ -105,7 +105,8 @@ class BatchChoice(Strict):
     card: str
     """Catalog key of the target card searched for."""
     budget_gib: float
-    """Memory a run may use there: card memory less the preset's margin."""
+    """Memory a run may use there: usable memory less the CUDA context and the preset's
+    margin (less DDP's buckets for a run on several cards)."""
     method: Literal["cuda", "fake-tensor"]
     """How each candidate was judged: a real step under a memory cap, or the estimate."""
     largest: int
@@ -152,11 +153,19 @@ class ConfigMeasurement(Strict):
     batch: BatchChoice | None = None
     """The micro-batch search for the target card (training)."""
     flops_per_step: float = Field(ge=0)
-    """FLOPs of one timed step, counted with FlopCounterMode on the meta device."""
+    """FLOPs of one timed step as the device runs them (the recompute of activation
+    checkpointing included), counted with FlopCounterMode on the meta device."""
     achieved_tflops: float | None = None
     """FLOPs per step ÷ median step time."""
     mfu: float | None = None
-    """Achieved ÷ the device's dense peak for the dtype (unknown on CPU)."""
+    """Achieved ÷ the device's dense peak for the dtype (unknown on CPU); model FLOPs, so
+    the recompute of activation checkpointing is not counted."""
+    model_flops_per_step: float | None = None
+    """FLOPs of the model alone, without the recompute of activation checkpointing (the
+    MFU numerator); set only where it differs from `flops_per_step`."""
+    hfu: float | None = None
+    """Hardware FLOPs utilization: `flops_per_step` (recompute included) ÷ median ÷ the
+    dense peak; set only where it differs from `mfu`."""
     flags: list[str] = []
     """Things to look at: MFU above 100 % or below 5 %, allocator retries, a partial run."""
 

@@ -71,13 +71,20 @@ class Assumptions(Lax):
     card_memory_gib: float
     """Memory of the card."""
     memory_budget_gib: float
-    """Memory a run may use: card memory less the margin."""
+    """Memory a run may use: usable card memory less the CUDA context and the margin."""
     figures: list[ConfigFigures] = []
     """Training figures per configuration."""
     throughput_tokens_per_s: Figure | None = None
     """Embedding throughput per card."""
     measurements: MeasuredFrom | None = None
     """Where measured figures came from (`--measurements FILE`), when any."""
+    estimate: Literal["typical", "cautious"] = "cautious"
+    """Which end of their range scaled and analytic figures are planned on: `cautious`
+    takes the slow end (the default), `typical` the calibrated value."""
+    measured_configs: list[str] = []
+    """Configurations whose figures come from the measurements."""
+    configs_total: int = 0
+    """Configurations in the campaign (baseline and variants; 1 for an embedding)."""
 
 
 class Run(Lax):

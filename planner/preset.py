@@ -11,6 +11,7 @@ from typing import Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
+from planner.costs import anchor_figures
 from planner.embedding_spec import Embedding, TokenLengths
 from planner.model import SLUG, Strict
 from planner.training import (
@@ -51,6 +52,9 @@ class Campaign(Strict):
     """Price of one card-hour, when known; overrides a price in the catalog."""
     currency: str = "USD"
     """Currency of the price."""
+    price_card: str = ""
+    """The card the price is for (empty: the campaign's card, written out when saved); on
+    any other card the catalog's price applies."""
 
     @model_validator(mode="after")
     def _one_window(self) -> Self:
@@ -132,6 +136,26 @@ class Preset(Strict):
     """The workload when `campaign.kind = "embedding"`."""
     order: OrderSpec = OrderSpec()
     """The software environment and contact for the order."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _anchor(cls, data: object) -> object:
+        # Figures and a price that name no card are the campaign's card's, fixed here once:
+        # changing the card later changes only the card.
+        if not isinstance(data, dict):
+            return data
+        c = data.get("campaign")
+        card = c.get("card") if isinstance(c, dict) else getattr(c, "card", None)
+        if not isinstance(card, str):
+            return data
+        out = dict(data)
+        if (isinstance(c, dict) and c.get("price_per_card_hour") is not None
+                and not c.get("price_card")):
+            out["campaign"] = {**c, "price_card": card}
+        for kind in ("ablation", "adaptation", "embedding"):
+            if out.get(kind) is not None:
+                out[kind] = anchor_figures(out[kind], card)
+        return out
 
     @model_validator(mode="after")
     def _section_matches_kind(self) -> Self:

@@ -69,6 +69,7 @@ def render(plan: Plan) -> str:
     else:
         lines.append("Cost      unknown: set campaign.price_per_card_hour, or a price in "
                      "your own catalog (--catalog)")
+    lines += figure_lines(plan)
     for title, items in (("Decisions", plan.decisions),
                          ("Does not fit", [f"{n.id}: {n.reason}" for n in plan.not_fitting]),
                          ("Warnings", plan.warnings)):
@@ -91,6 +92,40 @@ def fit_words(plan: Plan) -> str:
     if s.matrix_runs_fit < s.matrix_runs and s.matrix_runs_upper_bound:
         return text + f"; no schedule fits more than {s.matrix_runs_upper_bound}"
     return text
+
+
+def measured_line(plan: Plan) -> str:
+    """`3 of 6 configurations measured`, when the plan rests on measurements."""
+    a = plan.assumptions
+    if a.measurements is None:
+        return ""
+    total = a.configs_total or len(a.figures) or 1
+    partial = " (the measurement was stopped early)" if a.measurements.partial else ""
+    return f"{len(a.measured_configs)} of {total} configurations measured{partial}"
+
+
+def estimate_line(plan: Plan) -> str:
+    """Which end of their range derived figures were planned on, when any is derived."""
+    a = plan.assumptions
+    figs = [f.step_time_s for f in a.figures] + ([a.throughput_tokens_per_s]
+                                                  if a.throughput_tokens_per_s else [])
+    if not any(f.source in ("scaled", "analytic") for f in figs):
+        return ""
+    if a.estimate == "cautious":
+        return ("scaled and analytic figures planned on the slow end of their range "
+                "(--estimate cautious; typical plans on the calibrated value)")
+    return ("scaled and analytic figures planned on the calibrated value (--estimate "
+            "typical; cautious plans on the slow end of the range)")
+
+
+def figure_lines(plan: Plan) -> list[str]:
+    """The lines on where the figures stand: measured count and estimate end."""
+    out = []
+    if text := measured_line(plan):
+        out.append(f"Measured  {text}")
+    if text := estimate_line(plan):
+        out.append(f"Estimates {text}")
+    return out
 
 
 def _training(plan: Plan) -> list[str]:
@@ -127,8 +162,9 @@ def _table(plan: Plan) -> str:
         peak = gib(f.planned_peak_gib) + ("" if f.fits else " ✗")
         mb = f" (mb {f.micro_batch}×{f.accumulation})" if f.micro_batch != figs[
             "baseline"].micro_batch and f.fits else ""
+        span = f" ({f.step_time_s.span()} s)" if f.step_time_s.span() else ""
         rows.append(f"  {row.variant:<{width}}  {cells}  {peak:<16}  "
-                    f"{seconds(f.step_time_s.value):>9}  {f.step_time_s.label()}{mb}")
+                    f"{seconds(f.step_time_s.value):>9}  {f.step_time_s.label()}{span}{mb}")
     return "\n".join(rows)
 
 

@@ -1,29 +1,24 @@
-"""Cross-card estimates: how a step time measured on one device predicts another.
+"""Cross-card estimates: how a step time taken on one card predicts another.
 
-The roofline rule. A step measured at `t` seconds on device X, doing `F` FLOPs, ran at
-`MFU = F / (t · peak_X)` of X's dense peak for the dtype. That share of the step is taken as
-compute-bound and scales with the dense TFLOPS ratio; the rest (memory-bound kernels,
-elementwise work, launches) scales with the memory-bandwidth ratio:
+A step time taken on card X moves to card Y by the calibrated speed-up of
+`planner.calibration` (fitted on published single-GPU training throughput), with the range
+that the published models spread over. The analytic tier divides counted FLOPs by the
+reference card's dense peak at an assumed MFU and moves the result by the same rule. No
+estimate implies more than Y's dense peak for the dtype: when the FLOPs are known, a step is
+never shorter than FLOPs ÷ peak_Y. A timing on a device with no known peak (a CPU) does not
+transfer at all: the analytic tier takes over.
 
-    t_Y = t · (MFU · peak_X / peak_Y  +  (1 − MFU) · bandwidth_X / bandwidth_Y)
-
-The compute share alone takes `F / peak_Y`, so the estimate never implies more than Y's
-peak; `scale_step_time` also clamps to that floor explicitly. When no MFU is known (no
-FLOP count, or an entered figure), the step is assumed bound by whichever of the two ratios
-is worse for Y — a conservative rule. When the source device has no known peak (a CPU), a
-timing does not transfer at all: the analytic tier divides the counted FLOPs by Y's peak
-at an assumed MFU (`ASSUMED_MFU`).
+`cautious` plans on the slow end of the range, `typical` on the calibrated value.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planner.catalog import Card, Dtype
+from planner.calibration import analytic_seconds, speedup
+from planner.catalog import Card, Catalog, Dtype
+from planner.costs import Estimate
 
-ASSUMED_MFU = 0.35
-"""Model FLOPs utilization assumed where none was measured: typical of a well-fed
-single-card transformer training step in bf16 (30–45 %)."""
 LOW_MFU = 0.05
 HIGH_MFU = 1.0
 
@@ -62,25 +57,42 @@ def mfu_flags(value: float | None) -> list[str]:
     return []
 
 
-def scale_step_time(seconds: float, flops: float | None, src: Rates,
-                    dst: Rates) -> tuple[float, str]:
-    """A step time measured on `src`, predicted on `dst` by the roofline rule; with a note."""
-    compute_ratio = src.peak_tflops / dst.peak_tflops
-    memory_ratio = src.bandwidth_gbps / dst.bandwidth_gbps
+@dataclass(frozen=True)
+class Span:
+    """An estimated step time: the calibrated value and the fast and slow ends."""
+
+    typical: float
+    fast: float
+    slow: float
+    note: str
+
+    def pick(self, estimate: Estimate) -> float:
+        """The value a plan uses: the slow end when cautious."""
+        return self.slow if estimate == "cautious" else self.typical
+
+
+def planned_on(estimate: Estimate) -> str:
+    """Which end a figure was planned on, in words."""
+    return ("planned on the slow end (--estimate cautious)" if estimate == "cautious"
+            else "planned on the calibrated value (--estimate typical)")
+
+
+def _floor(flops: float | None, dst: Card, dtype: Dtype) -> float:
     if not flops:
-        t = seconds * max(compute_ratio, memory_ratio)
-        return t, (f"scaled from {src.name} with no MFU known: bound by the worse of "
-                   f"TFLOPS ×{1 / compute_ratio:.2f} and bandwidth ×{1 / memory_ratio:.2f}")
-    share = min(mfu(flops, seconds, src.peak_tflops), 1.0)
-    t = seconds * (share * compute_ratio + (1.0 - share) * memory_ratio)
-    floor = flops / (dst.peak_tflops * 1e12)
-    t = max(t, floor)
-    return t, (f"roofline from {src.name}: {share:.0%} compute-bound (measured MFU) × TFLOPS "
-               f"ratio {1 / compute_ratio:.2f}, rest × bandwidth ratio {1 / memory_ratio:.2f}")
+        return 0.0
+    return flops / ((dst.peak_tflops(dtype) or dst.bf16_tflops) * 1e12)
 
 
-def analytic_step_time(flops: float, dst: Rates, assumed_mfu: float = ASSUMED_MFU
-                       ) -> tuple[float, str]:
-    """FLOPs ÷ (peak × assumed MFU): the analytic tier's step time on `dst`."""
-    return flops / (dst.peak_tflops * 1e12 * assumed_mfu), (
-        f"{flops:.3g} FLOPs ÷ ({dst.peak_tflops:g} TFLOPS × {assumed_mfu:.0%} assumed MFU)")
+def scale_step_time(seconds: float, flops: float | None, src_key: str, dst_key: str,
+                    catalog: Catalog, dtype: Dtype) -> Span:
+    """A step time taken on `src_key`, predicted on `dst_key` by the calibrated rule."""
+    sp = speedup(src_key, dst_key, catalog, dtype)
+    floor = _floor(flops, catalog.get(dst_key), dtype)
+    return Span(typical=max(seconds / sp.typical, floor), fast=max(seconds / sp.high, floor),
+                slow=max(seconds / sp.low, floor), note=sp.note)
+
+
+def analytic_step_time(flops: float, dst_key: str, catalog: Catalog, dtype: Dtype) -> Span:
+    """The analytic tier's step time for `flops` on `dst_key`."""
+    t, fast, slow, note = analytic_seconds(flops, dst_key, catalog, dtype)
+    return Span(typical=t, fast=fast, slow=slow, note=note)

@@ -81,6 +81,38 @@ def kernel_support(arch_list: Sequence[str], compute_capability: str
     return "none", f"no machine code or PTX in this build runs on {sm}"
 
 
+SM_FIRST_CUDA = {"8.0": "11.0", "8.6": "11.1", "8.9": "11.8", "9.0": "11.8"}
+"""First CUDA toolkit that builds machine code for each capability (see the catalog)."""
+
+
+def older_sm_fallback(compute_capability: str, cuda: str) -> str:
+    """The newest lower capability of the same major version that `cuda` builds for, whose
+    machine code runs on this card (e.g. sm_86 code on an sm_89 card with CUDA 11.1–11.7);
+    "" when there is none."""
+    major, minor = (int(x) for x in compute_capability.split("."))
+    best = ""
+    for cc, first in SM_FIRST_CUDA.items():
+        hi, lo = (int(x) for x in cc.split("."))
+        if hi == major and lo < minor and _version(first) <= _version(cuda):
+            best = "sm_" + cc.replace(".", "")
+    return best
+
+
+def cuda_finding(card: Card, cuda: str) -> tuple[Status, str] | None:
+    """What the order's CUDA version means for `card`: nothing, a warning (it builds only an
+    older, binary-compatible architecture), or a failure."""
+    if _version(cuda) >= _version(card.min_cuda):
+        return None
+    fallback = older_sm_fallback(card.compute_capability, cuda)
+    if fallback:
+        return "warn", (f"the order's CUDA {cuda} cannot build {card.sm} code (that needs "
+                        f"CUDA >= {card.min_cuda}), but its {fallback} code runs on {card.sm} "
+                        "(binary-compatible within a major version): no FP8, and kernels "
+                        "tuned for the older architecture")
+    return "fail", (f"the order's CUDA {cuda} cannot target {card.sm}; it needs CUDA >= "
+                    f"{card.min_cuda}")
+
+
 def _version(v: str) -> tuple[int, ...]:
     return tuple(int(p) for p in re.findall(r"\d+", v)[:3])
 
@@ -146,9 +178,9 @@ def check_stack(cards: dict[str, Card], facts: dict[str, Any] | None, *,
         what = f"{key} ({card.sm})"
         if order is not None:
             cuda, pytorch = order
-            if _version(cuda) < _version(card.min_cuda):
-                r.add("fail", what, f"the order's CUDA {cuda} cannot target {card.sm}; it needs "
-                                    f"CUDA >= {card.min_cuda}")
+            found = cuda_finding(card, cuda)
+            if found is not None:
+                r.add(found[0], what, found[1])
             if _version(pytorch)[:2] < _version(card.min_pytorch)[:2]:
                 r.add("fail", what, f"the order's PyTorch {pytorch} has no kernels for "
                                     f"{card.sm}; it needs >= {card.min_pytorch}")
@@ -180,7 +212,9 @@ def check_stack(cards: dict[str, Card], facts: dict[str, Any] | None, *,
 def render(r: Report) -> str:
     """The report as text, with what the exit code means."""
     mark = {"ok": "ok  ", "warn": "warn", "fail": "FAIL", "skip": "n/a "}
-    lines = [f"  {mark[f.status]}  {f.what:<18} {f.detail}" for f in r.findings]
+    # The column as wide as the longest key (`rtx6000ada (sm_89)`), so details line up.
+    width = max([18, *(len(f.what) for f in r.findings)])
+    lines = [f"  {mark[f.status]}  {f.what:<{width}} {f.detail}" for f in r.findings]
     verdict = {0: "every check passed", 1: "a check failed",
                3: "nothing failed, but some checks could not run here (n/a)"}[r.code]
     return "\n".join([*lines, "", f"Result: {verdict} (exit {r.code})"])

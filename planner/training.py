@@ -9,6 +9,7 @@ from pydantic import Field, field_validator, model_validator
 from planner.costs import Figure
 from planner.measure_spec import MeasureSpec
 from planner.model import SLUG, Strict
+from planner.model_size import ModelSize
 from planner.templates import TRAINING_PLACEHOLDERS, check_template
 
 FactorValue = str | int | float | bool
@@ -105,6 +106,9 @@ class Training(Strict):
     measure: MeasureSpec | None = None
     """How `campaign-planner measure` builds this workload: a reference transformer or your
     own factory (see `planner.measure_spec`)."""
+    model: ModelSize | None = None
+    """The model trained, at its real size, for the analytic tier (see
+    `planner.model_size`); without it the analytic tier computes on `measure`."""
 
     @field_validator("seeds")
     @classmethod

@@ -8,6 +8,7 @@ publishes the new workspace on `changed`.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import threading
 from collections.abc import Callable, Iterable
 from datetime import datetime
@@ -22,20 +23,23 @@ from textual.signal import Signal
 from planner.catalog import Catalog, load_catalog
 from planner.errors import InputError
 from planner.loading import DEFAULT_PRESET, load_preset, shipped_presets
+from planner.measured import merge_measurements
 from planner.preset import Preset
 from screens import state
 from screens.campaign import CampaignScreen
-from screens.compare import CompareScreen
 from screens.confirm import Confirm
-from screens.export import ExportScreen
-from screens.fit import FitScreen
 from screens.help import HelpScreen
-from screens.measure import MeasureScreen
 from screens.state import Workspace
 from screens.widgets.nav import SCREENS
-from screens.workload import WorkloadScreen
 
 MeasureFn = Callable[..., Any]
+
+
+def later(module: str, name: str) -> Callable[[], Screen[Any]]:
+    """A screen made from `module.name`, the module imported when the screen first shows."""
+    def make() -> Screen[Any]:
+        return getattr(importlib.import_module(module), name)()  # type: ignore[no-any-return]
+    return make
 
 
 class PlannerApp(App[None]):
@@ -44,11 +48,17 @@ class PlannerApp(App[None]):
     # Every screen's stylesheet loads once, at start: a screen's own CSS_PATH would make
     # Textual re-parse all styles the first time each screen shows.
     CSS_PATH: ClassVar = ["app.tcss", "campaign.tcss", "workload.tcss", "fit.tcss",
-                          "measure.tcss", "compare.tcss", "export.tcss"]
+                          "measure.tcss", "compare.tcss", "export.tcss", "advise.tcss"]
     TITLE = "campaign-planner"
+    # The first screen is imported with the app; the others when first shown, so the
+    # first frame does not wait for them.
     MODES: ClassVar = {
-        "campaign": CampaignScreen, "workload": WorkloadScreen, "fit": FitScreen,
-        "measure": MeasureScreen, "compare": CompareScreen, "export": ExportScreen,
+        "campaign": CampaignScreen, "workload": later("screens.workload", "WorkloadScreen"),
+        "fit": later("screens.fit", "FitScreen"),
+        "measure": later("screens.measure", "MeasureScreen"),
+        "compare": later("screens.compare", "CompareScreen"),
+        "export": later("screens.export", "ExportScreen"),
+        "advise": later("screens.advise", "AdviseScreen"),
     }
     DEFAULT_MODE = "campaign"
     BINDINGS: ClassVar = [
@@ -56,6 +66,9 @@ class PlannerApp(App[None]):
         # Function keys switch screens even while a text field has focus.
         *(Binding(f"f{i + 2}", f"goto('{mode}')", title, show=False, priority=True)
           for i, (_, mode, title) in enumerate(SCREENS)),
+        # Advise is reached by key and palette; the navigation bar keeps to 80 columns.
+        Binding("7", "goto('advise')", "Advise", show=False),
+        Binding("f8", "goto('advise')", "Advise", show=False, priority=True),
         Binding("f1,question_mark", "help", "Help"),
         Binding("ctrl+z", "undo", "Undo"),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
@@ -74,6 +87,8 @@ class PlannerApp(App[None]):
         self.contact: tuple[str, str] = ("", "")
         self.exported = 0
         """Revision of the workspace last written to files (0: nothing written)."""
+        self.opened = 0
+        """Revision of the workspace when its preset was opened."""
         self.running: set[threading.Event] = set()
         """Cancel events of thread work in progress (measurements), set when the app ends."""
         self.workspace: Workspace = state.start(preset, self.catalog, created=created,
@@ -119,8 +134,11 @@ class PlannerApp(App[None]):
         self._publish(state.fail(self.workspace, InputError(message, field=field)))
 
     def use_measurements(self, measurements: Any) -> None:
-        """Let measurements flow into the plan."""
+        """Let measurements flow into the plan; a partial one replaces only the
+        configurations it measured."""
         ws = self.workspace
+        if measurements is not None:
+            measurements = merge_measurements(ws.measurements, measurements)
         self._publish(state.apply(ws, ws.preset, self.catalog, created=self.created,
                                   measurements=measurements, remember=False))
 
@@ -134,6 +152,7 @@ class PlannerApp(App[None]):
         ws = dataclasses.replace(self.workspace, source=source)
         self._publish(state.apply(ws, preset, self.catalog, created=self.created,
                                   measurements=None))
+        self.opened = self.workspace.revision
         self.notify(f"Opened {source}")
 
     def can_measure(self) -> bool:
@@ -164,20 +183,34 @@ class PlannerApp(App[None]):
         """Show a screen."""
         self.switch_mode(mode)
 
-    async def action_quit(self) -> None:
-        """Quit; after edits that were not written, ask first."""
+    def unsaved(self) -> bool:
+        """Whether the campaign was edited since it was opened or last written."""
         ws = self.workspace
-        if not ws.history or self.exported == ws.revision:
-            self.exit()
+        return bool(ws.history) and ws.revision not in (self.exported, self.opened)
+
+    def after_asking(self, question: str, yes: str, then: Callable[[], object]) -> None:
+        """Run `then` now, or, when edits were not written, once the user says `yes`."""
+        if not self.unsaved():
+            then()
             return
 
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.exit()
+        def answered(ok: bool | None) -> None:
+            if ok:
+                then()
 
-        self.push_screen(Confirm("The edited campaign has not been written. Quit anyway? "
+        self.push_screen(Confirm(f"The edited campaign has not been written. {question} "
                                  "(Export, key 6, writes plan.toml and order.toml.)",
-                                 yes="Quit", no="Stay"), answered)
+                                 yes=yes, no="Stay"), answered)
+
+    async def action_quit(self) -> None:
+        """Quit; after edits that were not written, ask first."""
+        self.after_asking("Quit anyway?", "Quit", self.exit)
+
+    def ask_open_preset(self, name: str) -> None:
+        """Open a preset in place of the campaign; after edits that were not written,
+        ask first (the palette's "Open preset")."""
+        self.after_asking(f"Open {name} in its place?", "Open",
+                          lambda: self.open_preset(name))
 
     def action_help(self) -> None:
         """Show the help screen."""
@@ -199,6 +232,9 @@ class PlannerApp(App[None]):
         for key, mode, title in SCREENS:
             yield SystemCommand(f"Go to {title}", f"Show the {title} screen (key {key})",
                                 lambda m=mode: self.switch_mode(m))
+        yield SystemCommand("Go to Advise", "The cheapest card × count × window that fits the "
+                            "campaign; Enter adopts one (key 7)",
+                            lambda: self.switch_mode("advise"))
         yield SystemCommand("Help", "Keys and screens explained (F1)", self.action_help)
         yield SystemCommand("Undo", "Go back to the preset before the last edit (ctrl+z)",
                             self.action_undo)
@@ -207,12 +243,13 @@ class PlannerApp(App[None]):
                                 lambda d=days: self.attempt(lambda p: state.set_window(p, d)))
         for key, card in self.catalog.cards.items():
             yield SystemCommand(f"Card: {card.name}", f"Plan on {key}, {card.memory_gib:g} GB "
-                                f"{card.architecture}", lambda k=key: self.edit("campaign",
-                                                                                card=k),
+                                f"{card.architecture}", lambda k=key: self.attempt(
+                                    lambda p: state.set_card(p, k)),
                                 discover=False)
         for name, line in shipped_presets().items():
             yield SystemCommand(f"Open preset: {name}", line,
-                                lambda n=name: self.open_preset(n), discover=False)
+                                lambda n=name: self.ask_open_preset(n),
+                                discover=False)
 
 
 def run(preset_name: str | None = None, *, catalog: str | None = None,

@@ -17,6 +17,8 @@ from screens.state import Workspace
 from screens.widgets.form import ChoiceRow, FieldRow, help_of
 
 WINDOWS = (3, 7, 30)
+WIDE_CARDS = 96
+"""Screens at least this wide show each card's architecture too."""
 
 
 class CardTable(DataTable[str]):
@@ -67,6 +69,8 @@ class CampaignScreen(PlannerScreen):
         Binding("c", "focus_cards", "Card model"),
     ]
 
+    _narrow = False
+
     def body(self) -> ComposeResult:
         with Horizontal(id="window-row"):
             yield Label("Window", classes="title")
@@ -74,24 +78,39 @@ class CampaignScreen(PlannerScreen):
                            RadioButton("custom hours"), id="window", compact=True)
         with Grid(id="campaign-grid"):
             yield from _rows()
-        yield Label("Card model: Enter or click (figures stay as entered; 5 Compare scales "
-                    "them)", classes="title", id="cards-title")
+        yield Label("Card model: Enter or click (figures scale from the card they were "
+                    "taken on)", classes="title", id="cards-title")
         table = CardTable(id="cards", cursor_type="row", zebra_stripes=True)
         yield table
 
     def on_mount(self) -> None:
+        self._fill_cards(self.size.width or 80)
+        super().on_mount()
+
+    def on_resize(self, event: events.Resize) -> None:
+        if (event.size.width < WIDE_CARDS) != self._narrow:
+            self._fill_cards(event.size.width)
+            self._mark(self.planner.workspace)
+
+    def _fill_cards(self, width: int) -> None:
+        """The catalog, one row per card; narrow screens leave out the architecture (the
+        compute capability names it) so every column stays whole."""
+        self._narrow = width < WIDE_CARDS
         table = self.query_one(CardTable)
-        table.add_columns(" ", "card", "memory", "architecture", "CC", "BW GB/s", "BF16 TF",
-                          "price/h")
-        table.add_column("name", width=24)
-        cat = self.planner.catalog
-        for key, card in cat.cards.items():
+        row = table.cursor_row
+        table.clear(columns=True)
+        table.add_columns(" ", "card", "name", "memory", *(() if self._narrow else
+                                                          ("architecture",)),
+                          "CC", "BW GB/s", "BF16 TF", "price/h")
+        for key, card in self.planner.catalog.cards.items():
             price = f"{card.price_per_card_hour:g}" if card.price_per_card_hour is not None \
                 else "—"
-            table.add_row(" ", key, f"{card.memory_gib:g} GB", card.architecture, card.sm,
-                          f"{card.bandwidth_gbps:g}", f"{card.bf16_tflops:.0f}", price,
-                          card.name.removeprefix("NVIDIA "), key=key)
-        super().on_mount()
+            arch = () if self._narrow else (card.architecture,)
+            table.add_row(" ", key, card.short_name, f"{card.memory_gib:g} GB", *arch,
+                          card.sm, f"{card.bandwidth_gbps:g}", f"{card.bf16_tflops:.0f}", price,
+                          key=key)
+        if table.row_count:
+            table.move_cursor(row=min(row, table.row_count - 1))
 
     def show(self, ws: Workspace) -> None:
         c, o = ws.preset.campaign, ws.preset.overheads
@@ -114,15 +133,23 @@ class CampaignScreen(PlannerScreen):
         if not button.value:
             with radio.prevent(RadioSet.Changed):
                 button.value = True
+        self._mark(ws)
+
+    def _mark(self, ws: Workspace) -> None:
+        """● beside the card planned on, the cursor on it unless the list has focus."""
+        card = ws.preset.campaign.card
         table = self.query_one(CardTable)
         for key in self.planner.catalog.cards:
-            table.update_cell(key, table.ordered_columns[0].key, "●" if key == c.card else " ")
-        if c.card in self.planner.catalog.cards and not table.has_focus:
-            table.move_cursor(row=table.get_row_index(c.card), scroll=True)
+            table.update_cell(key, table.ordered_columns[0].key, "●" if key == card else " ")
+        if card in self.planner.catalog.cards and not table.has_focus:
+            table.move_cursor(row=table.get_row_index(card), scroll=True)
 
     def edited(self, path: str, value: object) -> None:
         if path == "campaign.kind":
             self.planner.attempt(lambda p: state.switch_kind(p, str(value)))
+        elif path == "campaign.price_per_card_hour":
+            price = value if isinstance(value, float) else None
+            self.planner.attempt(lambda p: state.set_price(p, price))
         elif path == "campaign.window_hours":
             if isinstance(value, float):
                 self.planner.attempt(lambda p: state.set_window(p, None, value))
@@ -139,8 +166,9 @@ class CampaignScreen(PlannerScreen):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        if event.row_key.value is not None:
-            self.planner.edit("campaign", card=event.row_key.value)
+        key = event.row_key.value
+        if key is not None:
+            self.planner.attempt(lambda p: state.set_card(p, str(key)))
 
     def action_window(self, days: int) -> None:
         """Rent for a standard number of days."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -13,28 +14,66 @@ from textual.widgets import DataTable, Label, Static
 
 from planner.compare import DEFAULT_CARDS, CardComparison, compare_cards
 from planner.errors import InputError
-from planner.estimates import analytic_on, entered_on, with_card
-from planner.preset import Preset
 from screens import state
 from screens.base import PlannerScreen
 from screens.state import Workspace
 from screens.widgets.form import FieldRow
+from screens.widgets.tables import fill
 
 
-def per_config(table: DataTable[Any], rows: list[CardComparison]) -> None:
-    """Fill `table`: memory headroom and step time of each configuration on each card."""
-    table.clear(columns=True)
+def side_by_side_width(rows: list[CardComparison], ranged: bool = True) -> int:
+    """Columns the side-by-side table needs: config names, then one cell per card."""
     planned = [r for r in rows if r.planned and r.configs]
     if not planned:
-        return
-    table.add_columns("config", *(r.card for r in planned))
-    for i, c in enumerate(planned[0].configs):
-        cells: list[Any] = []
-        for r in planned:
-            on = r.configs[i]
-            cells.append(Text(f"{on.headroom_gib:+.1f} GiB {on.step_time_s:.3g} s"
-                              + ("" if on.fits else " ✗"), "" if on.fits else "red"))
-        table.add_row(c.config, *cells)
+        return 0
+    name_w = max(len("config"), *(len(c.config) for c in planned[0].configs))
+    return name_w + 2 + sum(max(len(r.card), *(len(_cell(on, ranged)) for on in r.configs)) + 2
+                            for r in planned)
+
+
+def _cell(on: Any, ranged: bool = True) -> Text:
+    span = f" ({on.step_time_range})" if ranged and on.step_time_range else ""
+    return Text(f"{on.headroom_gib:+.1f} GiB {on.step_time_s:.3g} s{span}"
+                + ("" if on.fits else " ✗"), "" if on.fits else "red")
+
+
+def per_config(table: DataTable[Any], rows: list[CardComparison], width: int = 1000) -> str:
+    """Fill `table` with each configuration's memory headroom and step time on each card:
+    side by side when the cards fit in `width`, else card by card with the configurations
+    under each. Returns the section's title."""
+    planned = [r for r in rows if r.planned and r.configs]
+    if not planned:
+        fill(table, [], [])
+        return "Per configuration: nothing planned on these cards"
+    # Side by side with the step-time ranges, else without them (the card-by-card layout
+    # below keeps them), else card by card.
+    for ranged in (True, False):
+        if side_by_side_width(rows, ranged) <= width:
+            fill(table, ["config", *(r.card for r in planned)],
+                 [[c.config, *(_cell(r.configs[i], ranged) for r in planned)]
+                  for i, c in enumerate(planned[0].configs)])
+            return ("Per configuration on each card: memory headroom under the budget, step "
+                    "time" + (" (range)" if ranged else "") + " (✗ too big)")
+    cells = []
+    for r in planned:
+        for i, on in enumerate(r.configs):
+            style = "" if on.fits else "red"
+            cells.append([Text(r.card, "bold") if i == 0 else "", on.config,
+                          Text(f"{on.headroom_gib:+.1f} GiB", style),
+                          f"{on.step_time_s:.3g}"
+                          + (f" ({on.step_time_range})" if on.step_time_range else ""),
+                          Text("✓" if on.fits else "✗ too big", "green" if on.fits else style)])
+    fill(table, ["card", "config", "headroom", "step s", "fits"], cells)
+    return "Per card, each configuration: memory headroom under the budget, step time"
+
+
+def per_card_throughput(table: DataTable[Any], rows: list[CardComparison]) -> str:
+    """Fill `table` with each card's embedding throughput and where it comes from."""
+    fill(table, ["card", "tokens/s per card", "last ends", "source"],
+         [[r.card, f"{r.throughput_tokens_per_s:,.0f}", f"h {r.makespan_h:.1f}",
+           "; ".join(r.provenance)]
+          for r in rows if r.planned and r.throughput_tokens_per_s is not None])
+    return "Per card: embedding throughput"
 
 
 class CompareScreen(PlannerScreen):
@@ -52,6 +91,7 @@ class CompareScreen(PlannerScreen):
         super().__init__()
         self.cards: list[str] = list(DEFAULT_CARDS)
         self.analytic = False
+        self._rows: list[CardComparison] = []
 
     def body(self) -> ComposeResult:
         with VerticalScroll(id="compare"):
@@ -59,8 +99,7 @@ class CompareScreen(PlannerScreen):
                            ", ".join(self.cards), tooltip="Catalog keys, separated by commas")
             yield Static("", id="compare-message", classes="message", markup=False)
             yield DataTable(id="comparison", cursor_type="row", zebra_stripes=True)
-            yield Label("Per configuration: memory headroom under the budget, step time "
-                        "(✗ does not fit)", classes="section")
+            yield Label("Per configuration", classes="section", id="per-config-title")
             yield DataTable(id="per-config", show_cursor=False, zebra_stripes=True)
             yield Label("Provenance of the figures", classes="section")
             yield Static("", id="compare-provenance", markup=False)
@@ -91,10 +130,26 @@ class CompareScreen(PlannerScreen):
         message.set_class(False, "-error")
         message.update(f"{ws.preset.campaign.cards} cards × {ws.preset.campaign.hours:g} h "
                        f"on each card model; figures: {source}. Enter plans on the selected one.")
+        self._rows = rows
         self._table(ws, rows)
-        per_config(self.query_one("#per-config", DataTable), rows)
+        self._per_config()
+        said = list(dict.fromkeys(w for r in rows for w in r.warnings))
         self.query_one("#compare-provenance", Static).update("\n".join(
-            f"{r.card}: {'; '.join(r.provenance) if r.planned else r.error}" for r in rows))
+            [f"{r.card}: {'; '.join(r.provenance) if r.planned else r.error}" for r in rows]
+            + [f"⚠ {w}" for w in said]))
+
+    def _per_config(self) -> None:
+        table = self.query_one("#per-config", DataTable)
+        if self.planner.workspace.preset.embedding is not None:
+            title = per_card_throughput(table, self._rows)
+        else:
+            # The page's width less its padding and scroll bar.
+            title = per_config(table, self._rows, (self.size.width or 80) - 4)
+        self.query_one("#per-config-title", Label).update(title)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._rows:
+            self._per_config()
 
     def _table(self, ws: Workspace, rows: list[CardComparison]) -> None:
         table = self.query_one("#comparison", DataTable)
@@ -112,9 +167,13 @@ class CompareScreen(PlannerScreen):
                 fit = Text(fit, "bold green")
             cost = f"{r.cost_total:,.0f} {r.currency}" if r.cost_total is not None else "—"
             table.add_row(mark, r.card, f"{r.memory_gib:g} GB", fit, f"h {r.makespan_h:.1f}",
-                          f"{r.utilization:.0%}", cost, r.card_name, key=r.card)
+                          f"{r.utilization:.0%}", cost, self._short(r), key=r.card)
         if table.row_count:
             table.move_cursor(row=min(row_at, table.row_count - 1))
+
+    def _short(self, r: CardComparison) -> str:
+        card = self.planner.catalog.cards.get(r.card)
+        return card.short_name if card is not None else r.card_name
 
     def edited(self, path: str, value: object) -> None:
         self.cards = list(value) if isinstance(value, list) else []
@@ -125,18 +184,10 @@ class CompareScreen(PlannerScreen):
         key = event.row_key.value
         if key is None or key == self.planner.workspace.preset.campaign.card:
             return
-        ws, catalog = self.planner.workspace, self.planner.catalog
-
-        # The campaign moves to the card with its figures as compared: scaled from the
-        # preset's card (or analytic), so the plan shows what the row showed.
-        def moved(p: Preset) -> Preset:
-            if ws.measurements is not None:
-                return with_card(p, key)
-            return analytic_on(p, key, catalog) if self.analytic else entered_on(p, key,
-                                                                                 catalog)
-
-        if self.planner.attempt(moved):
-            self.notify(f"Planning on {key}, figures as compared")
+        # Only the card changes: every figure keeps the card it was taken on, and the plan
+        # derives it for the new card, so coming back gives the same plan.
+        if self.planner.attempt(lambda p: state.set_card(p, str(key))):
+            self.notify(f"Planning on {key}; figures scaled from the cards they were taken on")
 
     def _set_cards(self, keys: list[str]) -> None:
         self.cards = keys

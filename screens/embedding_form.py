@@ -3,6 +3,8 @@ the batching."""
 
 from __future__ import annotations
 
+import re
+
 from pydantic import ValidationError
 from textual.app import ComposeResult
 from textual.containers import Grid, Vertical
@@ -14,22 +16,32 @@ from planner.preset import Embedding, Preset, TokenLengths
 from screens import state
 from screens.widgets.form import ChoiceRow, FieldRow, help_of
 
+QUANTILES = ("min", "p50", "p90", "p99", "max")
+
 
 def parse_lengths(text: str) -> TokenLengths:
-    """`min p50 p90 p99 max` token lengths, entered by hand."""
-    values = state.parse_ints(text)
+    """Token lengths entered by hand: `min 8 · p50 310 · p90 1400 · p99 6000 · max 32000`,
+    or the five numbers alone in that order."""
+    words = [w for w in re.split(r"[\s,;=·:]+", text.strip().lower()) if w]
+    if any(w in QUANTILES for w in words):
+        if len(words) != 10 or sorted(words[0::2]) != sorted(QUANTILES):
+            raise ValueError("give each of min, p50, p90, p99 and max once, each with a "
+                             "number, e.g. min 8 · p50 310 · p90 1400 · p99 6000 · max 32000")
+        pairs = dict(zip(words[0::2], words[1::2], strict=True))
+        values = [state.parse_int(pairs[q]) for q in QUANTILES]
+    else:
+        values = state.parse_ints(text.replace("·", " "))
     if len(values) != 5:
         raise ValueError("give five token lengths: min p50 p90 p99 max")
     try:
-        return TokenLengths(**dict(zip(("min", "p50", "p90", "p99", "max"), values,
-                                       strict=True)), source="entered")
+        return TokenLengths(**dict(zip(QUANTILES, values, strict=True)), source="entered")
     except ValidationError as exc:
         raise ValueError(str(from_validation(exc, None))) from None
 
 
 def show_lengths(lengths: TokenLengths) -> str:
-    """Token lengths as `parse_lengths` reads them."""
-    return f"{lengths.min} {lengths.p50} {lengths.p90} {lengths.p99} {lengths.max}"
+    """Token lengths, each named, as `parse_lengths` reads them."""
+    return " · ".join(f"{q} {getattr(lengths, q)}" for q in QUANTILES)
 
 
 def parse_throughput(text: str) -> Figure:
@@ -48,6 +60,8 @@ class EmbeddingForm(Vertical):
     EmbeddingForm > Grid { grid-size: 2; grid-gutter: 0 2; height: auto; }
     EmbeddingForm > Grid > FieldRow > Label { width: 18; }
     EmbeddingForm > #fixed { margin-top: 1; height: auto; }
+    EmbeddingForm .-span { column-span: 2; }
+    EmbeddingForm .-span > Input { max-width: 100%; }
     """
 
     def compose(self) -> ComposeResult:
@@ -56,18 +70,20 @@ class EmbeddingForm(Vertical):
         with Grid():
             yield FieldRow("Documents", "embedding.documents", state.parse_int,
                            tooltip=help_of(e, "documents"))
-            yield FieldRow("Lengths", "embedding.lengths", parse_lengths,
-                           tooltip="Token lengths: min p50 p90 p99 max")
             yield FieldRow("Versions", "embedding.versions", state.parse_int,
                            tooltip=help_of(e, "versions"))
+            yield FieldRow("Lengths, tokens", "embedding.lengths", parse_lengths,
+                           tooltip="Token lengths of the documents: the shortest (min), the "
+                                   "median (p50), the 90th and 99th percentiles, the longest "
+                                   "(max)").add_class("-span")
             yield FieldRow("Throughput tok/s", "embedding.throughput_tokens_per_s",
                            parse_throughput, tooltip=help_of(e, "throughput_tokens_per_s"))
         yield Label("Fixed for the whole campaign", classes="section")
         with Grid():
             yield FieldRow("Model", "embedding.model", state.parse_text,
-                           tooltip=help_of(e, "model"))
+                           tooltip=help_of(e, "model")).add_class("-span")
             yield FieldRow("Tokenizer", "embedding.tokenizer", state.parse_text,
-                           tooltip=help_of(e, "tokenizer"))
+                           tooltip=help_of(e, "tokenizer")).add_class("-span")
             yield FieldRow("Truncation tokens", "embedding.truncation_tokens", state.parse_int,
                            tooltip=help_of(e, "truncation_tokens"))
             yield ChoiceRow("Pooling", "embedding.pooling", ("mean", "cls", "max", "last"),

@@ -101,6 +101,11 @@ class ExportScreen(PlannerScreen):
             return
         self._redraw(self.planner.workspace)
 
+    def on_field_row_submitted(self, message: FieldRow.Submitted) -> None:
+        # Enter in the folder field writes, as the button beside it does.
+        if message.path == "export.folder":
+            self.action_write()
+
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         self.action_write()
@@ -131,7 +136,7 @@ class ExportScreen(PlannerScreen):
             if yes:
                 self._write(out, contact, force=True)
             else:
-                self.notify("Nothing written.")
+                self._said("Kept the existing files; nothing written.")
 
         self.app.push_screen(Confirm(f"{' and '.join(existing)} already exist"
                                      f"{'s' if len(existing) == 1 else ''}. Overwrite?",
@@ -145,14 +150,14 @@ class ExportScreen(PlannerScreen):
 
         def write(force: bool | None) -> None:
             if not force and path.exists():
-                self.notify("Nothing written.")
+                self._said(f"Kept the existing {path}; nothing written.")
                 return
             try:
                 write_atomic(path, text, force=bool(force))
             except (InputError, OSError) as exc:
                 self.notify(f"Not written: {exc}", severity="error")
                 return
-            self.notify(f"Wrote {path}")
+            self._said(f"Wrote {path}")
 
         if path.exists():
             self.app.push_screen(Confirm(f"{path} already exists. Overwrite?",
@@ -169,6 +174,11 @@ class ExportScreen(PlannerScreen):
             self.notify(f"Not written: {exc}", severity="error")
             return
         self.planner.exported = self.planner.workspace.revision
-        text = f"Wrote {written[0]} and {written[1]}"
-        self.query_one("#export-message", Static).update(text)
+        self._said(f"Wrote {written[0]} and {written[1]}")
+
+    def _said(self, text: str) -> None:
+        """Say what became of the files, on the screen and in a notification."""
+        message = self.query_one("#export-message", Static)
+        message.set_class(False, "-error")
+        message.update(text)
         self.notify(text)

@@ -13,6 +13,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Label, Static
 
 from planner.plan import Plan
+from planner.render import estimate_line, measured_line
 from screens.base import PlannerScreen
 from screens.state import Workspace
 from screens.text import cost, hours, runs_fit
@@ -45,6 +46,7 @@ def figures(plan: Plan) -> str:
     else:
         lines.append("no seed's whole matrix completes in the window")
     lines.append(cost(plan))
+    lines += [text for text in (measured_line(plan), estimate_line(plan)) if text]
     return "\n".join(lines)
 
 
@@ -128,7 +130,14 @@ class FitScreen(PlannerScreen):
         self._text("#top", figures(plan))
         self._table(plan)
         self.query_one(Timeline).show(plan)
-        self.query_one(MemoryBars).show(plan)
+        # An embedding campaign has no configurations, so no memory bars: no section.
+        bars = bool(plan.assumptions.figures)
+        if self.query_one(MemoryBars).display != bars:
+            self.query_one("#memory").display = bars
+            self.query_one(MemoryBars).display = bars
+            self.refresh_bindings()
+        if bars:
+            self.query_one(MemoryBars).show(plan)
         self._text("#missing-list", listing([f"{n.id}: {n.reason}" for n in plan.not_fitting]))
         self._text("#decisions", listing(plan.decisions))
         self._text("#warnings", listing(plan.warnings))
@@ -142,10 +151,19 @@ class FitScreen(PlannerScreen):
             widget.update(Text(text))
 
     def _table(self, plan: Plan) -> None:
-        self.query_one("#matrix-title", Label).update(
-            "Batching: ● the strategy planned" if plan.embedding is not None else
-            "Variant × seed: ✓ completes in the window, ✗ does not")
+        title = ("Batching: ● the strategy planned" if plan.embedding is not None else
+                 "Variant × seed: ✓ completes in the window, ✗ does not")
+        # A label's update lays the screen out again: only when its words change.
+        if self._shown.get("#matrix-title") != title:
+            self._shown["#matrix-title"] = title
+            self.query_one("#matrix-title", Label).update(title)
         self.query_one(MatrixTable).show(plan)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # No memory bars (an embedding campaign): no key to jump to them.
+        if action == "jump" and parameters == ("memory",):
+            return bool(self.planner.workspace.plan.assumptions.figures)
+        return True
 
     def action_jump(self, where: str) -> None:
         """Scroll to a section."""

@@ -19,14 +19,19 @@ from textual.widgets import DataTable, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState
 
 from planner.errors import InputError
+from planner.render import measured_line
 from screens import state
 from screens.base import PlannerScreen
 from screens.state import Workspace
 from screens.widgets.form import FieldRow
+from screens.widgets.tables import fill
 
 INTRO = ("Measures each configuration's step time and peak memory with the preset's "
          "measurement workload, then plans with the measured figures (their provenance "
          "says where they were measured).")
+INTRO_EMBEDDING = ("Measures the encoder's throughput in tokens per second on a batch of the "
+                   "longest texts, with the preset's measurement workload, then plans with "
+                   "the measured figure (its provenance says where it was measured).")
 
 
 def describe_failure(error: BaseException) -> str:
@@ -84,31 +89,31 @@ class MeasureScreen(PlannerScreen):
                        placeholder="the preset's default", tooltip="Optimizer steps timed "
                        "per configuration; fewer is quicker and noisier")
         with Horizontal(id="progress-row"):
-            yield ProgressBar(id="progress", show_eta=False)
+            # Idle, the bar stands still at 0%: an animated bar would say work is going on.
+            yield ProgressBar(id="progress", total=1, show_eta=False)
             yield Label("idle: press m to measure", id="progress-label")
         yield Static("", id="measure-message", classes="message", markup=False)
         yield Label("Figures the plan uses", classes="section")
         yield DataTable(id="results", cursor_type="row", zebra_stripes=True)
 
-    def on_mount(self) -> None:
-        self.query_one("#results", DataTable).add_columns(
-            "configuration", "step s", "source", "peak GiB", "source ")
-        super().on_mount()
-
     def show(self, ws: Workspace) -> None:
+        intro = INTRO if ws.preset.embedding is None else INTRO_EMBEDDING
         self.query_one("#intro", Static).update(
-            INTRO + (" It runs on this machine's GPU, or its CPU when it has none."
+            intro + (" It runs on this machine's GPU, or its CPU when it has none."
                      if self.planner.can_measure() else
                      " torch is not installed here: pip install 'campaign-planner[measure]' "
                      "to measure (planning needs no torch)."))
         table = self.query_one("#results", DataTable)
-        table.clear()
-        for f in ws.plan.assumptions.figures:
-            table.add_row(f.config, f"{f.step_time_s.value:.3g}", f.step_time_s.label(),
-                          f"{f.peak_memory_gib.value:.3g}", f.peak_memory_gib.label())
-        t = ws.plan.assumptions.throughput_tokens_per_s
-        if t is not None:
-            table.add_row("throughput", f"{t.value:,.0f} tok/s", t.label(), "", "")
+        a = ws.plan.assumptions
+        rows = [[f.config, f"{f.step_time_s.value:.3g}", f.step_time_s.label(),
+                 f"{f.peak_memory_gib.value:.3g}", f.peak_memory_gib.label()] for f in a.figures]
+        t = a.throughput_tokens_per_s
+        if rows or t is None:
+            fill(table, ["configuration", "step s", "source", "peak GiB", "source "], rows)
+        else:
+            # An embedding campaign has one figure: the tokens a card embeds per second.
+            fill(table, ["figure", "tokens/s per card", "source"],
+                 [["embedding throughput", f"{t.value:,.0f}", t.label()]])
 
     def edited(self, path: str, value: object) -> None:
         self.steps = value if isinstance(value, int) else None
@@ -177,10 +182,12 @@ class MeasureScreen(PlannerScreen):
             result = event.worker.result
             self.planner.use_measurements(result)
             partial = bool(getattr(result, "partial", False)) or cancelled
-            label.update("cancelled: partial result used" if partial else "done")
+            count = measured_line(self.planner.workspace.plan).split(" (")[0]
+            label.update(f"cancelled: {count}" if partial else "done")
             device = getattr(getattr(result, "device", None), "name", "this machine")
-            self._message(f"Measured on {device}; the plan now uses these figures"
-                          f"{' (partial)' if partial else ''}. r goes back to entered ones.")
+            self._message(f"Measured on {device}; {count or 'the plan uses these figures'}"
+                          f"{'; the others keep their previous figures' if partial else ''}. "
+                          "r goes back to the preset's figures.")
         elif event.state == WorkerState.ERROR:
             label.update("failed")
             error = event.worker.error or RuntimeError("unknown error")

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from planner.campaign import plan_campaign
 from planner.catalog import Catalog
 from planner.errors import InputError, from_validation
+from planner.estimates import on_card
 from planner.loading import load_preset
 from planner.order import Order, make_contact, make_order
 from planner.plan import Plan
@@ -113,6 +114,18 @@ def edit(preset: Preset, section: str, **updates: Any) -> Preset:
     if parts and parts[0] == "training":
         parts[0] = preset.campaign.kind
     return validated(_set(preset, parts, updates))  # type: ignore[arg-type]
+
+
+def set_card(preset: Preset, key: str) -> Preset:
+    """The campaign on card model `key`: only the card changes (figures and a price keep
+    the card they were taken on; planning derives them). Screen 1 and Compare both use it."""
+    return validated(on_card(preset, key))
+
+
+def set_price(preset: Preset, price: float | None) -> Preset:
+    """A price typed for the campaign's current card."""
+    return edit(preset, "campaign", price_per_card_hour=price,
+                price_card=preset.campaign.card if price is not None else "")
 
 
 def set_window(preset: Preset, days: int | None = None, hours: float | None = None) -> Preset:

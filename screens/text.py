@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from planner.catalog import Card
 from planner.plan import Plan
-from planner.render import fit_words, gib, hours, window
+from planner.render import fit_words, gib, hours, measured_line, window
 
 __all__ = ["card_line", "cost", "gib", "headline", "hours", "money", "runs_fit", "window"]
 
@@ -44,8 +44,10 @@ def headline(plan: Plan) -> str:
     """The one-line summary shown on every screen (idle card-hours are on the Fit screen:
     the line keeps to 80 columns with what is known about the packing)."""
     c, s = plan.campaign, plan.summary
+    measured = measured_line(plan)
     return (f"{c.name} · {window(c.window_hours)} × {c.cards} {c.card} · {runs_fit(plan)} · "
-            f"{s.utilization:.0%} busy")
+            f"{s.utilization:.0%} busy"
+            + (f" · {measured.split(' (')[0]}" if measured else ""))
 
 
 def card_line(key: str, card: Card, price: float | None, currency: str = "USD") -> str:

@@ -8,13 +8,16 @@ Embedding: the corpus and its fixed settings (see `screens.embedding_form`).
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Vertical
 from textual.widgets import DataTable, Label, Static
 
+from planner.costs import Figure
 from planner.discipline import variant_findings
 from planner.preset import Adaptation, Baseline, Overheads, Training, Variant
 from screens import state
@@ -22,7 +25,8 @@ from screens.base import PlannerScreen
 from screens.embedding_form import EmbeddingForm
 from screens.state import Workspace
 from screens.variant_form import VariantForm
-from screens.widgets.form import ChoiceRow, FieldRow, help_of
+from screens.widgets.form import ChoiceRow, FieldRow, WrapRow, help_of
+from screens.widgets.tables import fill
 
 
 def _training_rows() -> list[FieldRow]:
@@ -49,20 +53,44 @@ def _training_rows() -> list[FieldRow]:
     ]
 
 
-def flag(training: Training, variant: Variant) -> str:
-    """The one-factor check of a variant in a few words (the status line says it all)."""
+SHORT_FINDINGS = ((r"^changes (\d+) factors", r"\1 factors"), (r"^changes no factor", "no factor"),
+                  (r"^changes '.*', which the baseline lacks", "new factor"),
+                  (r"^sets .* the baseline's own value", "baseline value"))
+"""A finding of the one-factor check in two words, for the table (the status line and the
+variant editor say it in full)."""
+
+
+def flag(training: Training, variant: Variant, *, wide: bool = True) -> str:
+    """The one-factor check of a variant in a few words; a mark alone when not `wide`."""
     problems = variant_findings(training, variant)
     if not problems:
         return "✓"
-    short = problems[0].split(" (")[0].split(";")[0]
-    short = short if len(short) <= 26 else short[:25] + "…"
+    mark = "⚠" if variant.waive_one_factor else "✗"
+    if not wide:
+        return mark
+    short = problems[0]
+    for pattern, words in SHORT_FINDINGS:
+        if re.match(pattern, short):
+            short = re.sub(pattern + ".*", words, short, flags=re.S)
+            break
+    else:
+        short = short if len(short) <= 16 else short[:15] + "…"
     return f"⚠ waived: {short}" if variant.waive_one_factor else f"✗ {short}"
 
 
-def sources(costed: Baseline | Variant) -> str:
-    """Provenance of the step time and the peak, once when they agree."""
-    step, peak = costed.step_time_s.label(), costed.peak_memory_gib.label()
+def sources(costed: Baseline | Variant, card: str = "") -> str:
+    """Provenance of the step time and the peak, once when they agree; with the card they
+    were taken on when it is not the campaign's `card` (the plan scales them from it)."""
+    def one(fig: Figure) -> str:
+        return fig.label() + (f" on {fig.card}" if fig.card not in ("", card) and fig.source
+                              in ("entered", "analytic") else "")
+
+    step, peak = one(costed.step_time_s), one(costed.peak_memory_gib)
     return step if step == peak else f"step {step}, peak {peak}"
+
+
+WIDE_TABLE = 100
+"""Screens at least this wide show the configurations table in full."""
 
 
 class WorkloadScreen(PlannerScreen):
@@ -78,6 +106,7 @@ class WorkloadScreen(PlannerScreen):
     ]
 
     _want_row: int | None = None
+    _wide = False
 
     def body(self) -> ComposeResult:
         with Vertical(id="training"):
@@ -92,17 +121,13 @@ class WorkloadScreen(PlannerScreen):
                                tooltip=help_of(a, "dataset"))
             with Grid(id="training-grid"):
                 yield from _training_rows()
-            yield FieldRow("Baseline factors", "training.baseline.factors",
-                           state.parse_factors, tooltip=help_of(Baseline, "factors"))
+            yield WrapRow("Baseline factors", "training.baseline.factors",
+                          state.parse_factors, tooltip=help_of(Baseline, "factors"))
             yield Static("", id="rule", classes="hint")
-            yield Label("Configurations: a add · e/Enter edit · x remove", classes="section")
+            yield Label("Configurations: a add · e/Enter edit · x remove", classes="section",
+                        id="variants-title")
             yield DataTable(id="variants", cursor_type="row", zebra_stripes=True)
         yield EmbeddingForm(id="embedding")
-
-    def on_mount(self) -> None:
-        self.query_one("#variants", DataTable).add_columns(
-            "check", "name", "changes", "step s", "peak GiB", "GiB/sample", "source")
-        super().on_mount()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # Variant keys mean nothing for an embedding corpus: hide them from the footer.
@@ -149,22 +174,43 @@ class WorkloadScreen(PlannerScreen):
         self._fill(training)
 
     def _fill(self, training: Training) -> None:
-        table = self.query_one("#variants", DataTable)
-        row = table.cursor_row
-        table.clear()
+        # Narrow screens: short headers and check marks alone (the status line says what is
+        # wrong), the source left out when every figure shares it (the title names it).
+        wide = (self.size.width or 80) >= WIDE_TABLE
         b = training.baseline
-        table.add_row("kept", "baseline", "(the reference)", f"{b.step_time_s.value:g}",
-                      f"{b.peak_memory_gib.value:g}", state.show_number(b.memory_per_sample_gib),
-                      sources(b), key="baseline")
-        for i, v in enumerate(training.variants):
-            table.add_row(flag(training, v), v.name, state.show_factors(v.changes),
-                          f"{v.step_time_s.value:g}", f"{v.peak_memory_gib.value:g}",
-                          state.show_number(v.memory_per_sample_gib),
-                          sources(v), key=f"v{i}")
-        if self._want_row is not None:
-            row, self._want_row = self._want_row, None
-        if table.row_count:
-            table.move_cursor(row=min(row, table.row_count - 1))
+        card = self.planner.workspace.preset.campaign.card
+        costed: list[Baseline | Variant] = [b, *training.variants]
+        sourced = {sources(c, card) for c in costed}
+        rows = [["kept" if wide else "✓", "baseline", "(the reference)", f"{b.step_time_s.value:g}",
+                 f"{b.peak_memory_gib.value:g}", state.show_number(b.memory_per_sample_gib),
+                 sources(b, card)]]
+        rows += [[flag(training, v, wide=wide), v.name, state.show_factors(v.changes),
+                  f"{v.step_time_s.value:g}", f"{v.peak_memory_gib.value:g}",
+                  state.show_number(v.memory_per_sample_gib), sources(v, card)]
+                 for v in training.variants]
+        headers = ["check", "name", "changes", "step s", "peak GiB", "GiB/sample", "source"]
+        title = "Configurations: a add · e/Enter edit · x remove"
+        if not wide:
+            headers[4:6] = ["peak", "/sample"]
+            title = "Configurations (memory in GiB): a add · e edit · x remove"
+            if len(sourced) == 1:
+                headers.pop()
+                rows = [r[:-1] for r in rows]
+                title = (f"Configurations (memory in GiB, figures {sourced.pop()}): a add · "
+                         "e edit · x remove")
+        self.query_one("#variants-title", Label).update(title)
+        table = self.query_one("#variants", DataTable)
+        want, self._want_row = self._want_row, None
+        fill(table, headers, rows, keys=["baseline", *(f"v{i}" for i in
+                                                      range(len(training.variants)))])
+        if want is not None and table.row_count:
+            table.move_cursor(row=min(want, table.row_count - 1))
+
+    def on_resize(self, event: events.Resize) -> None:
+        training = self.planner.workspace.preset.training
+        if training is not None and (event.size.width >= WIDE_TABLE) != self._wide:
+            self._wide = event.size.width >= WIDE_TABLE
+            self._fill(training)
 
     def _selected(self) -> int | None:
         """Index of the selected variant; -1 for the baseline; None when no table."""

@@ -190,3 +190,33 @@ def test_every_command_is_documented_and_has_help(capsys: pytest.CaptureFixture[
             main(argv)
         assert info.value.code == 0, name
         assert "usage:" in capsys.readouterr().out, name
+
+
+def test_check_report_lines_up_on_long_keys() -> None:
+    from planner.stackcheck import Report, render
+
+    r = Report()
+    r.add("ok", "torch", "2.13.0 (CUDA 12.6)")
+    r.add("fail", "rtx6000ada-custom (sm_89)", "the order's CUDA 11.0 cannot target sm_89")
+    lines = render(r).splitlines()[:2]
+    assert lines[0].index("2.13.0") == lines[1].index("the order's")
+
+
+def test_cards_prints_one_precision_per_column(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["cards"]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[1:]]
+    bf16 = [row[4] for row in rows]
+    assert all(len(x.split(".")[1]) == 1 for x in bf16), bf16  # 154.8, 362.1, 312.0
+    assert "312.0" in bf16 and "362.05" not in bf16
+
+
+def test_schema_describes_every_field(capsys: pytest.CaptureFixture[str]) -> None:
+    # Descriptions come from the field docstrings, read only when the schema is printed.
+    assert main(["schema"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    models = [schema, *schema["$defs"].values()]
+    undescribed = [f"{m.get('title')}.{name}" for m in models
+                   for name, prop in m.get("properties", {}).items() if not prop.get("description")]
+    assert undescribed == []
+    figure = schema["$defs"]["Figure"]["properties"]["source"]["description"]
+    assert figure.startswith("`entered` by hand")

@@ -1,5 +1,6 @@
 """Worst-case sizing on the longest texts: the fake-tensor path on CPU, and the CUDA path
-(real forward passes under a cap, out-of-memory recovery) through an injected device."""
+(steady-state probes under a cap, out-of-memory recovery) on the fake allocator of
+`tests/fake_cuda.py`, against a brute-force largest batch."""
 
 from __future__ import annotations
 
@@ -17,9 +18,11 @@ import torch  # noqa: E402
 from planner.catalog import load_catalog  # noqa: E402
 from planner.cli import main  # noqa: E402
 from planner.corpus_tokens import find_model_dir  # noqa: E402
-from planner.measure.backend import Backend  # noqa: E402
-from planner.measurements import Device  # noqa: E402
+from planner.embed.sizing import _builder, longest_rows  # noqa: E402
 from tests.conftest import parse_preset, shipped  # noqa: E402
+from tests.fake_cuda import FakeCuda  # noqa: E402
+
+BUDGET = load_catalog().cards["a6000"].allocatable_gib - 2.0
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 if find_model_dir(MINILM) is None:
@@ -40,37 +43,7 @@ def preset_data(**embedding: Any) -> dict[str, Any]:
     return data
 
 
-class FakeCuda(Backend):
-    """A 'CUDA card' whose peak grows with the padded tokens of the last batch, and that
-    runs out of memory above a limit: what the allocator would report, without a GPU."""
-
-    kind = "cuda"
-
-    def __init__(self, net: torch.nn.Module, gib_per_token: float, oom_tokens: int) -> None:
-        super().__init__(threads=1)
-        self.gib_per_token, self.oom_tokens, self.last = gib_per_token, oom_tokens, 0
-        self.caps: list[float] = []
-        net.register_forward_pre_hook(self._seen)
-
-    def _seen(self, module: torch.nn.Module, args: tuple[torch.Tensor, ...]) -> None:
-        self.last = args[0].numel()
-        if self.last > self.oom_tokens:
-            raise torch.OutOfMemoryError("CUDA out of memory (fake)")
-
-    def describe(self, catalog: Any) -> Device:
-        return Device(name="NVIDIA RTX A6000", kind="cuda", card="a6000",
-                      compute_capability="8.6", memory_gib=48.0)
-
-    def cap(self, memory_gib: float) -> float:
-        self.caps.append(memory_gib)
-        return 1.0
-
-    def peak(self) -> tuple[float, float, int]:
-        used = 0.5 + self.last * self.gib_per_token
-        return used, used, 0
-
-
-def sized(tmp_path: Path, backend: Any = None, **embedding: Any) -> Any:
+def sized(tmp_path: Path, fake: FakeCuda | None = None, **embedding: Any) -> Any:
     from planner.corpus_scan import scan
     from planner.embed.encoder import Encoder
     from planner.embed.sizing import size
@@ -81,34 +54,69 @@ def sized(tmp_path: Path, backend: Any = None, **embedding: Any) -> Any:
     s = scan(corpus(tmp_path), "id", "text", tokenizer=e.tokenizer, truncation=32,
              batch_size=e.batch_size, token_budget=e.token_budget, progress=False)
     enc = Encoder(MINILM, MINILM, 32, "mean", "l2", device="cpu")
-    make = backend(enc.net) if backend else None
-    return size(preset, load_catalog(), s, enc, steps=1, backend=make), make
+    if fake is None:
+        return size(preset, load_catalog(), s, enc, steps=1), enc
+    tokenized: list[int] = []
+    tokenize = enc.tokenize
+    enc.tokenize = lambda texts: tokenized.append(len(texts)) or tokenize(texts)  # type: ignore[method-assign]
+    with fake.tracking():
+        result = size(preset, load_catalog(), s, enc, steps=2, backend=fake.backend())
+    calls = list(tokenized)
+    return result, (enc, calls, longest_rows(enc, s))
 
 
-def test_cuda_path_grows_bisects_and_recovers_from_out_of_memory(tmp_path: Path) -> None:
-    # 46 GiB usable on the A6000: 0.5 + tokens × 0.1 ≤ 46 → 455 tokens (14 rows of 32),
-    # but the card "runs out" above 10 rows first: the out-of-memory error bounds the search.
-    result, fake = sized(tmp_path, lambda net: FakeCuda(net, 0.1, 10 * 32))
+def clean_rows(scale: float, enc: Any, ids: list[list[int]], m: int) -> tuple[float, int] | None:
+    """A fresh process encoding m rows of the longest texts under the cap, with the same
+    workload built first: a throwaway batch, then two; their peak reserved GiB and
+    retries, or None when out of memory."""
+    fake = FakeCuda(scale=scale)
+    fake.set_per_process_memory_fraction(BUDGET * 2**30 / fake.total)
+    rows = [ids[i % len(ids)] for i in range(m)]
+    peak = retries = 0
+    with fake.tracking():
+        workload = _builder(enc, ids, max(len(r) for r in ids))(torch.device("cpu"))
+        try:
+            enc.encode_ids(rows)
+            for _ in range(2):
+                fake.reset_peak_memory_stats()
+                before = fake.retries
+                enc.encode_ids(rows)
+                peak, retries = max(peak, fake.peak_reserved), retries + fake.retries - before
+        except torch.OutOfMemoryError:
+            return None
+    del workload
+    return peak / 2**30, retries
+
+
+@pytest.mark.parametrize(("scale", "token_budget"), [(6000, 128), (6000, 1024),
+                                                     (12000, 64), (3000, 32)])
+def test_cuda_sizing_returns_the_true_limit(tmp_path: Path, scale: float,
+                                            token_budget: int) -> None:
+    torch.set_num_threads(1)
+    result, (enc, tokenized, ids) = sized(tmp_path, FakeCuda(scale=scale),
+                                          token_budget=token_budget)
     assert result.width == 32
-    assert result.rows_fit == 10
-    assert result.budget_tokens == 10 * 32
-    assert result.search.recoveries >= 1 and fake.caps == [48.0]
+    fit = []
+    m = 1
+    while True:  # every size up to the first that does not fit, and two beyond
+        fit.append(clean_rows(scale, enc, ids, m) is not None)
+        if len(fit) > 2 and not any(fit[-3:]):
+            break
+        m += 1
+    limit = max(i for i, ok in enumerate(fit, start=1) if ok)
+    assert all(fit[:limit])
+    assert result.rows_fit == limit and result.budget_tokens == limit * 32
     cm = result.measurements.configs[0]
     assert cm.batch.method == "cuda" and cm.memory.method == "cuda"
-    assert cm.micro_batch == 128 // 32 and cm.tokens_per_step == 128
+    assert cm.batch.oom_recoveries >= 1 and result.rows_fit > 1
+    run_rows = min(token_budget // 32, limit)
+    assert cm.micro_batch == run_rows and cm.batch.reduced == (run_rows < token_budget // 32)
+    assert tokenized[-3:] == [run_rows] * 3     # warm-up and timed batches tokenize too
+    clean = clean_rows(scale, enc, ids, run_rows)
+    assert clean is not None
+    assert cm.memory.reserved_gib == pytest.approx(clean[0], abs=1e-9)
+    assert cm.memory.num_alloc_retries == clean[1]
     assert result.padded_per_s > 0 and result.useful_per_s <= result.padded_per_s
-
-
-def test_memory_margin_bounds_the_budget(tmp_path: Path) -> None:
-    result, _ = sized(tmp_path, lambda net: FakeCuda(net, 0.1, 10**9))
-    # 0.5 + 32 m × 0.1 ≤ 46  →  m ≤ 14
-    assert result.rows_fit == 14 and result.budget_tokens == 14 * 32
-
-
-def test_a_budget_that_does_not_fit_is_timed_at_the_largest(tmp_path: Path) -> None:
-    result, _ = sized(tmp_path, lambda net: FakeCuda(net, 0.1, 10**9), token_budget=1024)
-    assert result.run_budget == 14 * 32
-    assert result.measurements.configs[0].batch.reduced
 
 
 def test_cpu_sizing_writes_measurements_the_planner_reads(

@@ -36,7 +36,7 @@ def one_line_error(capsys: pytest.CaptureFixture[str], *parts: str) -> None:
     (["--preset", "nope"], ["no shipped preset 'nope'"]),
     (["--preset", "embedding-7d"], ["embedding.measure: no measurement section"]),
     (["--preset", "ablation-3d", "--steps", "0"], ["must be at least 1"]),
-    (["--preset", "ablation-3d", "--device", "tpu"], ["invalid choice: 'tpu'"]),
+    (["--preset", "ablation-3d", "--device", "tpu"], ["unknown device 'tpu'"]),
     (["--preset", "ablation-3d", "--catalog", "missing.toml"], ["missing.toml: file not found"]),
 ])
 def test_measure_errors_exit_2_and_write_nothing(

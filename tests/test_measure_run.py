@@ -1,6 +1,6 @@
 """Measuring presets on the CPU with tiny models: every configuration, the batch search and
-its out-of-memory recovery (through an injected allocator fault), progress, cancellation,
-the factory protocol and its errors."""
+its out-of-memory recovery (on the fake allocator of `tests/fake_cuda.py`), progress,
+cancellation, the factory protocol and its errors."""
 
 from __future__ import annotations
 
@@ -22,7 +22,6 @@ from planner.measure import (  # noqa: E402
     MeasureUnavailable,
     measure_preset,
 )
-from planner.measure.backend import Backend  # noqa: E402
 from planner.measure.runner import run  # noqa: E402
 from planner.measure.search import choose, largest_micro_batch  # noqa: E402
 from planner.preset import Preset  # noqa: E402
@@ -125,92 +124,44 @@ def test_cancel_returns_what_was_measured_marked_partial() -> None:
     assert any("stopped early" in f for f in m.configs[1].flags)
 
 
-class FaultyCuda(Backend):
-    """The CUDA code path on the CPU: peaks from a formula, an allocator that fails above a
-    micro-batch (injected through a forward hook), and a record of the recoveries."""
+def test_batch_search_on_the_cuda_path_keeps_the_effective_batch() -> None:
+    from tests.fake_cuda import FakeCuda
 
-    kind = "cuda"
-
-    def __init__(self, fail_above: int) -> None:
-        super().__init__(threads=1)
-        self.fail_above, self.last, self.recovered, self.capped = fail_above, 0, 0, 0.0
-        self.fail_always = False
-
-    def hook(self, _module: nn.Module, args: tuple) -> None:
-        self.last = args[0].shape[0]
-        if self.last > self.fail_above or self.fail_always:
-            raise torch.OutOfMemoryError("CUDA out of memory (injected)")
-
-    def peak(self) -> tuple[float, float, int]:
-        return 1.0 + 0.1 * self.last, 1.5 + 0.1 * self.last, 0
-
-    def cap(self, memory_gib: float) -> float:
-        self.capped = memory_gib
-        return 0.5
-
-    def recover(self) -> None:
-        self.recovered += 1
-
-
-def _hooked(preset: Preset, backend: FaultyCuda) -> Preset:
-    import planner.measure.jobs as jobs
-
-    original = jobs.reference_builder
-
-    def builder(settings: dict, *, encoder: bool) -> Any:
-        inner = original(settings, encoder=encoder)
-
-        def build(device: Any) -> Any:
-            w = inner(device)
-            if device.type == "cpu":
-                w.model.register_forward_pre_hook(backend.hook)
-            return w
-        return build
-
-    jobs.reference_builder = builder  # restored by the caller
-    return preset
-
-
-def test_batch_search_on_the_cuda_path_recovers_from_an_injected_fault(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    import planner.measure.jobs as jobs
-
-    backend = FaultyCuda(fail_above=3)
-    monkeypatch.setattr(jobs, "reference_builder", jobs.reference_builder)
-    preset = _hooked(tiny_preset(), backend)
-    m = run(preset, load_catalog(), steps=2, progress=None, cancel=None, device="cpu",
-            threads=1, source=None, command="", backend=backend)
+    fake = FakeCuda(scale=100000)
+    torch.set_num_threads(1)
+    preset = tiny_preset()
+    with fake.tracking():
+        m = run(preset, load_catalog(), steps=2, progress=None, cancel=None, device="cpu",
+                threads=1, source=None, command="", backend=fake.backend())
     base = m.configs[0]
     assert base.batch is not None
     assert base.batch.method == "cuda" and base.batch.oom_recoveries >= 1
-    assert base.batch.largest == 3 and base.batch.reduced
-    assert (base.micro_batch, base.accumulation) == (2, 4)     # 8 samples per step kept
-    assert base.memory.method == "cuda" and base.memory.reserved_gib == pytest.approx(1.7)
-    assert backend.recovered >= 1 and backend.capped == 48
+    assert base.batch.largest < 4 and base.batch.reduced
+    assert base.micro_batch * base.accumulation == 8      # 8 samples per step kept
+    assert base.memory.method == "cuda" and base.memory.reserved_gib is not None
+    assert max(fake.fractions) == pytest.approx(base.batch.budget_gib * 2**30 / fake.total)
     plan = plan_campaign(preset, load_catalog(), measurements=m, created=CREATED)
-    assert any("micro-batch 2 × accumulation 4 keeps the effective batch 8" in d
-               for d in plan.decisions)
-    assert plan.runs[0].micro_batch == 2 and plan.runs[0].effective_batch == 8
+    assert any(f"micro-batch {base.micro_batch} × accumulation {base.accumulation} keeps the "
+               "effective batch 8" in d for d in plan.decisions)
+    assert plan.runs[0].micro_batch == base.micro_batch and plan.runs[0].effective_batch == 8
 
 
-def test_unrecoverable_out_of_memory_is_its_own_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    import planner.measure.jobs as jobs
-    import planner.measure.runner as runner
+def test_unrecoverable_out_of_memory_is_its_own_error() -> None:
+    from tests.fake_cuda import FakeCuda
 
-    backend = FaultyCuda(fail_above=3)
-    monkeypatch.setattr(jobs, "reference_builder", jobs.reference_builder)
-    preset = _hooked(tiny_preset(), backend)
-    original = runner._Measurer._time
+    fake = FakeCuda(scale=20000)
 
-    def failing_time(self: Any, job: Any, w: Any, mb: int, acc: int) -> Any:
-        backend.fail_always = True
-        return original(self, job, w, mb, acc)
+    def progress(p: MeasureProgress) -> None:
+        if p.label == "no-aux-loss: sized":
+            fake.fail_always = True          # from now on nothing fits: twice in a row
 
-    monkeypatch.setattr(runner._Measurer, "_time", failing_time)
-    with pytest.raises(MeasureOOM, match="out of memory at micro-batch 2 × 4") as info:
-        run(preset, load_catalog(), steps=2, progress=None, cancel=None, device="cpu",
-            threads=1, source=None, command="", backend=backend)
-    assert info.value.partial is not None and info.value.partial.partial
+    with (pytest.raises(MeasureOOM, match="out of memory at micro-batch 4 × 2") as info,
+          fake.tracking()):
+        run(tiny_preset(), load_catalog(), steps=2, progress=progress, cancel=None,
+            device="cpu", threads=1, source=None, command="", backend=fake.backend())
+    partial = info.value.partial
+    assert partial is not None and partial.partial
+    assert [c.config for c in partial.configs] == ["baseline"]
 
 
 # --- the factory protocol -------------------------------------------------------------------

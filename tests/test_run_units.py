@@ -131,6 +131,7 @@ def test_status_before_any_session(tmp_path: Path) -> None:
     assert not s["started"] and s["counts"]["pending"] == len(plan.runs)
     assert s["projected_end_h"] == pytest.approx(plan.summary.makespan_h, abs=0.01)
     assert "not started" in render(s)
+    assert "plan" not in s  # no `"plan": null` before a session names the plan it ran
 
 
 def test_processes_outliving_their_shell_end_before_the_run_does(tmp_path: Path) -> None:

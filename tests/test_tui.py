@@ -142,7 +142,7 @@ async def test_two_factor_variant_is_flagged_and_the_last_good_plan_stays() -> N
         await pilot.press("enter")
         await pilot.pause()
         table = app.screen.query_one("#variants", DataTable)
-        assert str(table.get_row_at(table.row_count - 1)[0]).startswith("✗ changes 2 factors")
+        assert str(table.get_row_at(table.row_count - 1)[0]) == "✗ 2 factors"
         assert app.workspace.error is not None
         assert "variants[5].changes" in status(app) and "changes 2 factors" in status(app)
         assert app.workspace.plan is good
@@ -266,6 +266,10 @@ async def test_help_and_command_palette_entries() -> None:
         command = next(c for c in app.get_system_commands(app.screen)
                        if c.title == "Open preset: ablation-3d")
         command.callback()
+        await pilot.pause()
+        # The window was edited and not written: opening another preset asks first.
+        assert "not been written" in str(app.screen.query_one("#question").render())
+        await pilot.press("y")
         await pilot.pause()
         assert app.workspace.preset.campaign.name == "ablation-3d"
 

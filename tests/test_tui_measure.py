@@ -7,9 +7,10 @@ import threading
 from typing import Any
 
 import pytest
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Static
 
 from planner.errors import InputError
+from screens.text import headline
 from tests.test_tui import SIZE, make_app
 
 
@@ -110,7 +111,8 @@ async def test_measured_figures_flow_into_the_plan() -> None:
 
 async def test_cancelling_a_measurement_keeps_the_partial_result() -> None:
     app = make_app()
-    result = measured(app.workspace.preset).model_copy(update={"partial": True})
+    full = measured(app.workspace.preset)
+    result = full.model_copy(update={"partial": True, "configs": full.configs[:3]})
     started = threading.Event()
 
     def slow(preset: Any, catalog: Any, *, steps: Any = None, progress: Any = None,
@@ -127,5 +129,32 @@ async def test_cancelling_a_measurement_keeps_the_partial_result() -> None:
         await pilot.press("c")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert "(partial)" in str(app.screen.query_one("#measure-message").render())
+        said = str(app.screen.query_one("#measure-message").render())
+        assert "3 of 6 configurations measured" in said and "previous figures" in said
         assert app.workspace.measurements is result
+        plan = app.workspace.plan
+        assert [f.step_time_s.source for f in plan.assumptions.figures] == [
+            "measured"] * 3 + ["entered"] * 3
+        assert "3 of 6 configurations measured" in headline(plan)
+        await pilot.press("3")
+        await pilot.pause()
+        assert "3 of 6 configurations measured" in str(
+            app.screen.query_one("#top", Static).render())
+
+
+async def test_a_cancelled_remeasurement_replaces_only_what_it_measured() -> None:
+    app = make_app()
+    full = measured(app.workspace.preset)
+    again = full.model_copy(update={"partial": True, "configs": [
+        c.model_copy(update={"step_time": c.step_time.model_copy(update={"median_s": 9.0})})
+        for c in full.configs[:2]]})
+    async with app.run_test(size=SIZE) as pilot:
+        app.use_measurements(full)
+        app.use_measurements(again)
+        await pilot.pause()
+        steps = [f.step_time_s for f in app.workspace.plan.assumptions.figures]
+        assert [f.value for f in steps[:2]] == [9.0, 9.0]
+        assert [f.value for f in steps[2:]] == [
+            c.step_time.median_s for c in full.configs[2:]]
+        assert {f.source for f in steps} == {"measured"}
+        assert "6 of 6 configurations measured" in headline(app.workspace.plan)

@@ -15,8 +15,10 @@ from textual.widgets import Input, TextArea
 from tests.test_tui import make_app
 from tests.test_tui_measure import fake_measure
 
-WIDE = (100, 32)
 SMALL = (80, 24)
+"""The classic terminal: every screen is pictured at this size."""
+BIG = (120, 36)
+"""A roomier terminal, for the busy screens."""
 
 
 async def still(pilot: Any) -> None:
@@ -30,18 +32,24 @@ async def still(pilot: Any) -> None:
 
 
 def test_campaign_small(snap_compare: Any) -> None:
-    """The first screen at 80×24: window 7 days, 4 cards, RTX A6000 chosen."""
+    """The first screen at 80×24: window 7 days, 4 cards, RTX A6000 chosen; short card
+    names, the architecture left out so every column stays whole."""
     assert snap_compare(make_app(), terminal_size=SMALL, run_before=still)
 
 
-def test_campaign_30_days(snap_compare: Any) -> None:
-    """After `m`: 30 days; the headline says 18 of 18 runs fit."""
-    assert snap_compare(make_app(), press=["m"], terminal_size=WIDE, run_before=still)
+def test_campaign_30_days_big(snap_compare: Any) -> None:
+    """After `m`: 30 days; the headline says 18 of 18 runs fit; architecture shown."""
+    assert snap_compare(make_app(), press=["m"], terminal_size=BIG, run_before=still)
 
 
-def test_workload(snap_compare: Any) -> None:
-    """The ablation matrix: settings, baseline factors, the variants table."""
-    assert snap_compare(make_app(), press=["2"], terminal_size=WIDE, run_before=still)
+def test_workload_small(snap_compare: Any) -> None:
+    """The ablation matrix at 80×24: baseline factors wrapped, the table whole."""
+    assert snap_compare(make_app(), press=["2"], terminal_size=SMALL, run_before=still)
+
+
+def test_workload_big(snap_compare: Any) -> None:
+    """The ablation matrix at 120×36: every column, the source of each figure."""
+    assert snap_compare(make_app(), press=["2"], terminal_size=BIG, run_before=still)
 
 
 def test_workload_adaptation_small(snap_compare: Any) -> None:
@@ -50,9 +58,9 @@ def test_workload_adaptation_small(snap_compare: Any) -> None:
                         run_before=still)
 
 
-def test_workload_embedding(snap_compare: Any) -> None:
-    """Embedding: the corpus, the fixed settings, the batching."""
-    assert snap_compare(make_app("embedding-7d"), press=["2"], terminal_size=WIDE,
+def test_workload_embedding_small(snap_compare: Any) -> None:
+    """Embedding: the corpus with named length quantiles, the fixed settings, batching."""
+    assert snap_compare(make_app("embedding-7d"), press=["2"], terminal_size=SMALL,
                         run_before=still)
 
 
@@ -66,9 +74,9 @@ async def _two_factor(pilot: Any) -> None:
     await still(pilot)
 
 
-def test_variant_form_flags_two_factors(snap_compare: Any) -> None:
+def test_variant_form_flags_two_factors_small(snap_compare: Any) -> None:
     """The variant editor with a variant that changes two factors, flagged while typing."""
-    assert snap_compare(make_app(), terminal_size=WIDE, run_before=_two_factor)
+    assert snap_compare(make_app(), terminal_size=SMALL, run_before=_two_factor)
 
 
 async def _two_factor_saved(pilot: Any) -> None:
@@ -77,14 +85,29 @@ async def _two_factor_saved(pilot: Any) -> None:
     await still(pilot)
 
 
-def test_workload_with_flagged_variant(snap_compare: Any) -> None:
-    """Saved anyway: its row flagged, the error in red, the last good plan kept."""
-    assert snap_compare(make_app(), terminal_size=WIDE, run_before=_two_factor_saved)
+def test_workload_with_flagged_variant_small(snap_compare: Any) -> None:
+    """Saved anyway at 80×24: its row marked ✗, the reason in red on the status line."""
+    assert snap_compare(make_app(), terminal_size=SMALL, run_before=_two_factor_saved)
 
 
-def test_fit(snap_compare: Any) -> None:
-    """What fits: figures, variant × seed table, timeline, memory bars."""
-    assert snap_compare(make_app(), press=["3"], terminal_size=WIDE, run_before=still)
+def test_workload_with_flagged_variant_big(snap_compare: Any) -> None:
+    """Saved anyway at 120×36: the check column says why in two words."""
+    assert snap_compare(make_app(), terminal_size=BIG, run_before=_two_factor_saved)
+
+
+def test_fit_small(snap_compare: Any) -> None:
+    """What fits at 80×24: figures, the variant × seed table."""
+    assert snap_compare(make_app(), press=["3"], terminal_size=SMALL, run_before=still)
+
+
+def test_fit_big(snap_compare: Any) -> None:
+    """What fits at 120×36: figures, variant × seed table, timeline, memory bars."""
+    assert snap_compare(make_app(), press=["3"], terminal_size=BIG, run_before=still)
+
+
+def test_fit_small_memory(snap_compare: Any) -> None:
+    """At 80×24, scrolled to the memory bars: the legend on two lines, whole."""
+    assert snap_compare(make_app(), press=["3", "m"], terminal_size=SMALL, run_before=still)
 
 
 def test_fit_small_lower_sections(snap_compare: Any) -> None:
@@ -92,9 +115,9 @@ def test_fit_small_lower_sections(snap_compare: Any) -> None:
     assert snap_compare(make_app(), press=["3", "n"], terminal_size=SMALL, run_before=still)
 
 
-def test_fit_embedding(snap_compare: Any) -> None:
+def test_fit_embedding_small(snap_compare: Any) -> None:
     """An embedding campaign's fit: batching strategies and shards on the timeline."""
-    assert snap_compare(make_app("embedding-7d"), press=["3"], terminal_size=WIDE,
+    assert snap_compare(make_app("embedding-7d"), press=["3"], terminal_size=SMALL,
                         run_before=still)
 
 
@@ -104,27 +127,54 @@ async def _measure_fails(pilot: Any) -> None:
     await still(pilot)
 
 
-def test_measure_failure(snap_compare: Any) -> None:
+def test_measure_failure_small(snap_compare: Any) -> None:
     """A measurement that cannot run: the message, the figures still in use."""
     from tests.test_tui_measure import MeasureUnavailable
 
     app = make_app(measure=fake_measure(MeasureUnavailable("torch is not installed")))
-    assert snap_compare(app, terminal_size=WIDE, run_before=_measure_fails)
+    assert snap_compare(app, terminal_size=SMALL, run_before=_measure_fails)
 
 
-def test_compare(snap_compare: Any) -> None:
-    """The campaign on other card models."""
-    assert snap_compare(make_app(), press=["5"], terminal_size=WIDE, run_before=still)
+def test_measure_embedding_small(snap_compare: Any) -> None:
+    """Measure on an embedding campaign: its one figure, the throughput, so named."""
+    app = make_app("embedding-7d", measure=fake_measure(RuntimeError("unused")))
+    assert snap_compare(app, press=["4"], terminal_size=SMALL, run_before=still)
 
 
-def test_export(snap_compare: Any) -> None:
-    """The order form and the plan.toml preview."""
-    assert snap_compare(make_app(), press=["6"], terminal_size=WIDE, run_before=still)
+def test_compare_small(snap_compare: Any) -> None:
+    """The campaign on other card models at 80×24: configurations card by card."""
+    assert snap_compare(make_app(), press=["5"], terminal_size=SMALL, run_before=still)
 
 
-def test_help(snap_compare: Any) -> None:
-    """The help screen."""
-    assert snap_compare(make_app(), press=["f1"], terminal_size=WIDE, run_before=still)
+def test_compare_big(snap_compare: Any) -> None:
+    """At 120×36: configurations side by side, one column per card."""
+    assert snap_compare(make_app(), press=["5"], terminal_size=BIG, run_before=still)
+
+
+def test_compare_embedding_small(snap_compare: Any) -> None:
+    """An embedding campaign compared: throughput per card, no empty section."""
+    assert snap_compare(make_app("embedding-7d"), press=["5"], terminal_size=SMALL,
+                        run_before=still)
+
+
+def test_export_small(snap_compare: Any) -> None:
+    """The order form and the plan.toml preview at 80×24; fields show their start."""
+    assert snap_compare(make_app(), press=["6"], terminal_size=SMALL, run_before=still)
+
+
+def test_export_big(snap_compare: Any) -> None:
+    """The order form and the plan.toml preview at 120×36."""
+    assert snap_compare(make_app(), press=["6"], terminal_size=BIG, run_before=still)
+
+
+def test_help_small(snap_compare: Any) -> None:
+    """The help screen at 80×24: text wrapped to the window, descriptions in a column."""
+    assert snap_compare(make_app(), press=["f1"], terminal_size=SMALL, run_before=still)
+
+
+def test_help_big(snap_compare: Any) -> None:
+    """The help screen at 120×36."""
+    assert snap_compare(make_app(), press=["f1"], terminal_size=BIG, run_before=still)
 
 
 async def _overwrite(pilot: Any) -> None:
@@ -140,3 +190,16 @@ def test_confirm_overwrite(snap_compare: Any, tmp_path: Path,
     """Writing over existing files asks first (after a first write, whose note shows)."""
     monkeypatch.chdir(tmp_path)  # a relative folder keeps the picture free of temp paths
     assert snap_compare(make_app(out_dir="plans"), terminal_size=SMALL, run_before=_overwrite)
+
+
+async def _advise(pilot: Any) -> None:
+    await pilot.press("7")
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await still(pilot)
+
+
+def test_advise_small(snap_compare: Any) -> None:
+    """Advise at 80×24: the orders that fit ablation-7d, fewest card-hours first (no price
+    known), the first one selected."""
+    assert snap_compare(make_app(), terminal_size=SMALL, run_before=_advise)

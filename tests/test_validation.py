@@ -30,8 +30,9 @@ _DEL = object()
 CASES = [
     # (edit path, new value, field named, words in the message)
     ("campaign.card", "a9000", "campaign.card", "unknown card 'a9000'"),
-    ("campaign.cards", -1, "campaign.cards", "greater than or equal to 1"),
-    ("campaign.cards", "4", "campaign.cards", "valid integer"),
+    ("campaign.cards", -1, "campaign.cards", "must be at least 1"),
+    ("campaign.cards", 0, "campaign.cards", "must be at least 1"),
+    ("campaign.cards", "4", "campaign.cards", "must be a whole number (got '4')"),
     ("campaign.window_days", 5, "campaign.window_days", "3, 7 or 30"),
     ("campaign.window_hours", 100.0, "campaign.window_days", "exactly one"),
     ("campaign.colour", "red", "campaign.colour", "unknown key"),
@@ -44,7 +45,7 @@ CASES = [
      "the baseline's own value"),
     ("ablation.variants.0.changes", {}, "ablation.variants[0].changes", "changes no factor"),
     ("ablation.seeds", [0, 1, 1], "ablation.seeds", "listed twice"),
-    ("ablation.steps", 0, "ablation.steps", "greater than or equal to 1"),
+    ("ablation.steps", 0, "ablation.steps", "must be at least 1"),
     ("ablation.effective_batch", 128, "ablation.effective_batch", "16 × 4 × 1 = 64"),
     ("ablation.command", "python train.py {nope}", "ablation.command",
      "unknown placeholder {nope}"),
@@ -55,13 +56,14 @@ CASES = [
     ("ablation.baseline.step_time_s.source", "guessed",
      "ablation.baseline.step_time_s.source", "'entered', 'measured', 'scaled' or 'analytic'"),
     ("ablation.baseline.peak_memory_gib.value", -3.0,
-     "ablation.baseline.peak_memory_gib.value", "greater than 0"),
+     "ablation.baseline.peak_memory_gib.value", "must be more than 0"),
     ("ablation.variants.1.name", "alibi", "ablation.variants", "used twice"),
     ("order.contact", {"name": "Ada", "email": "not-an-email"}, "order.contact.email",
      "not a valid email"),
-    ("order.cuda", "11.0", "order.cuda", "needs CUDA >= 11.1"),
+    ("order.cuda", "10.2", "order.cuda", "needs CUDA >= 11.1"),
     ("overheads.stack_check_hours", 200.0, "overheads", "no usable time"),
-    ("overheads.eval_minutes", -1.0, "overheads.eval_minutes", "greater than or equal to 0"),
+    ("overheads.eval_minutes", -1.0, "overheads.eval_minutes", "must be at least 0"),
+    ("campaign.name", "my campaign", "campaign.name", "only letters, digits"),
 ]
 
 

@@ -3,11 +3,12 @@
 The widest batch of the campaign is the first one in length-grouped order: the longest
 documents, padded to W = their truncated length, as many as the token budget allows. Its
 memory grows with the rows (and its attention with W²), so the largest token budget is found
-at that width: rows are grown then bisected (`planner.measure.search`) — by real forward
-passes of the campaign's model under a cap at the card's memory on CUDA, recovering from
-out-of-memory errors, or by the fake-tensor estimate (`planner.measure.memory`) elsewhere —
-until the peak stays under the card's memory less the preset's margin. Then the model is
-timed on those texts at the budget the preset will run with.
+at that width: rows are grown then bisected (`planner.measure.search`) — by steady-state
+probes of the worker's encode path, each from a clean slate, under a cap at the budget on
+CUDA (usable memory less the CUDA context and the preset's margin; `planner.measure.probe`),
+or by the fake-tensor estimate (`planner.measure.memory`) elsewhere. Then, from a clean
+slate, the worker's whole path on those texts (tokenization, copies, forward, pooling) is
+timed at the budget the preset will run with, and its own peak recorded.
 
 The result is a `measurements.toml` the planner reads (`--measurements`): the throughput is
 `measured` on the target card, `scaled` from another catalog card, or `analytic` from a CPU.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -31,7 +33,8 @@ from planner.errors import InputError
 from planner.matrix import memory_budget
 from planner.measure.backend import GIB, Backend, make_backend
 from planner.measure.flops import count_flops
-from planner.measure.memory import fake_estimate, forward_only
+from planner.measure.memory import fake_estimate
+from planner.measure.probe import OutOfMemory, fresh, probe, ran, timed_run
 from planner.measure.search import Search, largest_micro_batch
 from planner.measure.workloads import Workload
 from planner.measured import workload_fingerprint
@@ -109,12 +112,21 @@ def _faking() -> bool:
     return detect_fake_mode() is not None
 
 
-def longest_rows(enc: Encoder, scan: CorpusScan) -> list[list[int]]:
-    """Token ids of the scan's longest documents, truncated as the plan says."""
+def longest_texts(scan: CorpusScan) -> list[str]:
+    """The scan's longest documents, longest first."""
     texts = {r.offset: r.text or "" for r in read_at(scan.corpus, [d.offset for d in
                                                                     scan.longest],
                                                       scan.id_field, scan.text_field)}
-    return enc.tokenize([texts[d.offset] for d in scan.longest])
+    return [texts[d.offset] for d in scan.longest]
+
+
+def longest_rows(enc: Encoder, scan: CorpusScan) -> list[list[int]]:
+    """Token ids of the scan's longest documents, truncated as the plan says."""
+    return enc.tokenize(longest_texts(scan))
+
+
+def _backend(enc: Encoder) -> Backend:
+    return make_backend(enc.device if enc.device.startswith("cuda") else "cpu", None)
 
 
 def size(preset: Preset, catalog: Catalog, scan: CorpusScan, enc: Encoder, *,
@@ -125,56 +137,79 @@ def size(preset: Preset, catalog: Catalog, scan: CorpusScan, enc: Encoder, *,
         raise InputError("not an embedding preset", field="campaign.kind")
     card = catalog.get(preset.campaign.card)
     budget_gib = memory_budget(card, preset.overheads)
-    backend = backend or make_backend("cuda" if enc.device.startswith("cuda") else "cpu", None)
-    rows = longest_rows(enc, scan)
+    backend = backend or _backend(enc)
+    dev = backend.describe(catalog)
+    texts = longest_texts(scan)
+    rows = enc.tokenize(texts)
     width = max(len(r) for r in rows)
     build = _builder(enc, rows, width)
-    dtype = enc.dtype
-    real: Workload | None = None
-    if backend.kind == "cuda":
-        real = build(backend.device)
-        backend.cap(card.memory_gib)
-        work = real
+    label, flags = preset.campaign.card, []
+    room = backend.room_gib()
+    if room is not None and budget_gib > room:
+        label = dev.card or dev.name
+        flags.append(f"sized on {dev.name}, which has {room:.2f} GiB for the allocator, less "
+                     f"than the {budget_gib:.2f} GiB budget of {preset.campaign.card}: the "
+                     f"largest batch is {label}'s")
+        budget_gib = room - preset.overheads.memory_margin_gib
 
-        def peak(m: int) -> float:
-            data = work.make_batch(m)
-            backend.reset_peak()
-            forward_only(work, data, "fp32", backend.kind)
-            got = backend.peak()
-            assert got is not None
-            return got[1]
+    def ids_of(m: int) -> list[list[int]]:
+        return [rows[i % len(rows)] for i in range(m)]
+
+    peak: Any
+    if backend.kind == "cuda":
+        backend.cap(budget_gib)  # before the weights move: they count against the cap
+        box: list[Workload] = []
+        if not ran(lambda: box.append(build(backend.device)), backend.oom_errors):
+            fresh(backend, None)
+            raise InputError(f"the weights of {e.model} alone do not fit {label} "
+                             f"({budget_gib:.1f} GiB usable)", field="embedding.model")
+
+        def step_at(m: int) -> Callable[[], None]:
+            ids = ids_of(m)
+            return lambda: enc.encode_ids(ids)
+
+        def peak(m: int) -> float | None:
+            return probe(backend, box[0], lambda: step_at(m))
     else:
-        def peak(m: int) -> float:
+        def peak(m: int) -> float | None:
             return fake_estimate(build, m, "fp32").peak / GIB
     start = max(1, e.token_budget // width)
     found = largest_micro_batch(peak, budget_gib, start=start,
                                 limit=max(start, SEARCH_LIMIT_TOKENS // width),
-                                oom_errors=backend.oom_errors, recover=backend.recover)
+                                oom_errors=backend.oom_errors, recover=backend.clean_slate)
     if found.largest == 0:
         raise InputError(f"not even one of the longest texts ({width} tokens) fits "
-                         f"{preset.campaign.card} ({budget_gib:.1f} GiB usable)",
+                         f"{label} ({budget_gib:.1f} GiB usable)",
                          field="embedding.truncation_tokens")
     run_rows = min(start, found.largest)
-    work = real or build(backend.device)
-    data = work.make_batch(run_rows)
-    forward_only(work, data, "fp32", backend.kind)  # warm-up
-    backend.reset_peak()
-    times = [backend.time(lambda: forward_only(work, data, "fp32", backend.kind))
-             for _ in range(steps)]
-    measured_peak = backend.peak()
+    batch_texts = [texts[i % len(texts)] for i in range(run_rows)]
+    fresh(backend, None)
+    # The worker's whole path is timed: tokenization, padding, the copies, the forward pass,
+    # pooling and the copy back.
+    try:
+        timed = timed_run(backend, None, lambda: enc.encode(batch_texts), 1, steps,
+                          lambda: False, lambda _: None)
+    except OutOfMemory:
+        raise InputError(f"out of memory at {run_rows} rows × {width} tokens twice in a row "
+                         f"on {dev.name}: lower token_budget", field="embedding.token_budget"
+                         ) from None
+    times = timed.times
     median = statistics.median(times)
     useful = sum(len(rows[i % len(rows)]) for i in range(run_rows))
     flops, params, _ = count_flops(build, run_rows, training=False)
-    if measured_peak is not None:
-        memory = Memory(method="cuda", peak_gib=max(measured_peak[1], 1e-6),
-                        allocated_gib=measured_peak[0], reserved_gib=measured_peak[1],
-                        num_alloc_retries=measured_peak[2], per_sample_gib=found.per_sample())
+    if timed.peak is not None:
+        p = timed.peak
+        memory = Memory(method="cuda", peak_gib=max(p.reserved_gib, 1e-6),
+                        allocated_gib=p.allocated_gib, reserved_gib=p.reserved_gib,
+                        num_alloc_retries=timed.retries, per_sample_gib=found.per_sample())
     else:
         est = fake_estimate(build, run_rows, "fp32")
         memory = Memory(method="fake-tensor", peak_gib=max(est.gib("peak"), 1e-6),
                         weights_gib=est.gib("weights"), activations_gib=est.gib("activations"),
                         per_sample_gib=found.per_sample())
-    choice = BatchChoice(card=preset.campaign.card, budget_gib=round(budget_gib, 3),
+    if timed.discarded:
+        flags.append(f"{timed.discarded} timed batch(es) ran out of memory and were discarded")
+    choice = BatchChoice(card=label, budget_gib=round(budget_gib, 3),
                          method="cuda" if backend.kind == "cuda" else "fake-tensor",
                          largest=found.largest, limit=found.limit, probes=len(found.tried),
                          oom_recoveries=found.recoveries, micro_batch=run_rows, accumulation=1,
@@ -187,20 +222,20 @@ def size(preset: Preset, catalog: Catalog, scan: CorpusScan, enc: Encoder, *,
         memory=memory, batch=choice, flops_per_step=float(flops),
         achieved_tflops=flops / median / 1e12,
         flags=[f"{scan.longest[0].tokens:,}-token longest text, batch of {run_rows} × {width} "
-               f"padded tokens ({useful:,} useful)"])
-    timed = preset.model_copy(update={"embedding": e.model_copy(
+               f"padded tokens ({useful:,} useful), timed with tokenization and copies",
+               *flags])
+    timed_preset = preset.model_copy(update={"embedding": e.model_copy(
         update={"token_budget": run_rows * width})})
-    dev = backend.describe(catalog)
     record = Measurements(
         preset=preset.campaign.name, kind="embedding",
         date=datetime.now(UTC).replace(microsecond=0).isoformat(), torch=torch.__version__,
-        cuda=torch.version.cuda or "", dtype=dtype, target_card=preset.campaign.card,
+        cuda=torch.version.cuda or "", dtype=enc.dtype, target_card=preset.campaign.card,
         device=dev, command=command, configs=[cm],
         workload=WorkloadRecord(
             source="factory", micro_batch=run_rows, accumulation=1, seq_len=width,
             spec={"model": e.model, "model_sha256": enc.model_sha256,
                   "inputs": f"the {len(rows)} longest texts of {scan.corpus}"},
-            fingerprint=workload_fingerprint(timed)))
+            fingerprint=workload_fingerprint(timed_preset)))
     return Sizing(width=width, rows_fit=found.largest, budget_tokens=found.largest * width,
                   run_budget=run_rows * width, padded_per_s=run_rows * width / median,
                   useful_per_s=useful / median, peak_gib=memory.peak_gib, search=found,

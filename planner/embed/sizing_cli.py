@@ -88,8 +88,9 @@ def main(argv: Sequence[str]) -> int:
         f"{result.longest[0].tokens:,} tokens), truncated to {e.truncation_tokens}: batches "
         f"{s.width} tokens wide",
         f"Fits        {s.rows_fit:,} rows × {s.width} = {s.budget_tokens:,} padded tokens per "
-        f"batch on {cm.batch.card} ({cm.batch.budget_gib:g} GiB usable: card memory less the "
-        f"{preset.overheads.memory_margin_gib:g} GiB margin; {method}, "
+        f"batch on {cm.batch.card} ({cm.batch.budget_gib:g} GiB usable: what a process can "
+        f"allocate less the CUDA context and the {preset.overheads.memory_margin_gib:g} GiB "
+        f"margin; {method}, "
         f"{cm.batch.probes} probes, {cm.batch.oom_recoveries} out-of-memory recoveries)",
         f"Timed       {cm.micro_batch:,} × {s.width} = {s.run_budget:,} padded tokens per batch "
         f"on {m.device.name}: median {cm.step_time.median_s:.3g} s per batch "

@@ -11,9 +11,10 @@ is called, so the plain headless planner never loads it. Errors:
 from __future__ import annotations
 
 import importlib.util
+import re
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from planner.measure.progress import MeasureProgress
 
@@ -21,6 +22,9 @@ if TYPE_CHECKING:
     from planner.catalog import Catalog
     from planner.measurements import Measurements
     from planner.preset import Preset
+
+DEVICE = re.compile(r"^(auto|cpu|cuda)(?::(\d+))?$")
+"""Device names `measure` takes: auto, cpu, cuda, cuda:N."""
 
 __all__ = ["MeasureOOM", "MeasureProgress", "MeasureUnavailable", "measure_preset",
            "torch_available"]
@@ -45,7 +49,7 @@ def torch_available() -> bool:
 def measure_preset(preset: Preset, catalog: Catalog, *, steps: int | None = None,
                    progress: Callable[[MeasureProgress], None] | None = None,
                    cancel: threading.Event | None = None,
-                   device: Literal["auto", "cpu", "cuda"] = "auto",
+                   device: str = "auto",
                    threads: int | None = None, source: str | None = None,
                    command: str = "") -> Measurements:
     """Measure every configuration of `preset` (see `planner.measure.runner`).

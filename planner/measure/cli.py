@@ -18,7 +18,13 @@ from typing import Any, TextIO
 
 from planner.cli import _Parser
 from planner.errors import InputError
-from planner.measure import MeasureOOM, MeasureProgress, MeasureUnavailable, measure_preset
+from planner.measure import (
+    DEVICE,
+    MeasureOOM,
+    MeasureProgress,
+    MeasureUnavailable,
+    measure_preset,
+)
 
 
 def parser() -> _Parser:
@@ -38,12 +44,19 @@ def parser() -> _Parser:
     p.add_argument("--force", action="store_true", help="overwrite an existing --out file")
     p.add_argument("--steps", type=_positive, metavar="N",
                    help="timed steps per configuration (default: the preset's, else 10)")
-    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
-                   help="where to run (default: cuda when available, else cpu)")
+    p.add_argument("--device", type=_device, default="auto", metavar="auto|cpu|cuda[:N]",
+                   help="where to run (default: cuda when available, else cpu); cuda:N for "
+                        "the N-th GPU")
     p.add_argument("--threads", type=_positive, metavar="N",
                    help="CPU threads for torch (default: all this process may use)")
     p.add_argument("--catalog", metavar="FILE", help="your own card catalog, merged in")
     return p
+
+
+def _device(text: str) -> str:
+    if not DEVICE.match(text) or (not text.startswith("cuda") and ":" in text):
+        raise InputError(f"unknown device {text!r}: auto, cpu, cuda or cuda:N")
+    return text
 
 
 def _positive(text: str) -> int:
@@ -199,6 +212,9 @@ def summary(m: Any) -> str:
                          f"({b.method}, {b.probes} probes"
                          f"{f', {b.oom_recoveries} OOM recovered' if b.oom_recoveries else ''})"
                          + (" — reduced" if b.reduced else ""))
+        if c.hfu is not None:
+            lines.append(f"    HFU {c.hfu:.0%} (the recompute of activation checkpointing "
+                         "counted; MFU leaves it out)")
         lines += [f"    ! {flag}" for flag in c.flags]
     if any(c.memory.method == "fake-tensor" for c in m.configs):
         lines.append("  ~ fake-tensor estimate (no GPU): weights, gradients, optimizer states "

@@ -51,18 +51,34 @@ def loss_of(out: object) -> torch.Tensor:
     return out if out.dim() == 0 else out.float().mean()
 
 
+def _scaler(w: Workload, dtype: str, device_type: str) -> Any:
+    """fp16 training on CUDA scales the loss (its gradients would underflow otherwise)."""
+    if dtype != "fp16" or device_type != "cuda" or w.optimizer is None:
+        return None
+    if w.scaler is None:
+        w.scaler = torch.amp.GradScaler("cuda")
+    return w.scaler
+
+
 def forward_backward(w: Workload, batch: Batch, dtype: str, device_type: str,
                      accumulation: int = 1) -> None:
     """One micro-batch: forward (under autocast), then backward scaled for accumulation."""
     with autocast(device_type, dtype):
         loss = loss_of(w.model(*batch))
-    (loss / accumulation).backward()
+    scaler = _scaler(w, dtype, device_type)
+    loss = loss / accumulation
+    (scaler.scale(loss) if scaler is not None else loss).backward()
 
 
-def optimizer_step(w: Workload) -> None:
-    """Apply and clear the accumulated gradients."""
+def optimizer_step(w: Workload, dtype: str = "fp32", device_type: str = "cpu") -> None:
+    """Apply and clear the accumulated gradients (through the GradScaler for fp16)."""
     assert w.optimizer is not None
-    w.optimizer.step()
+    scaler = _scaler(w, dtype, device_type)
+    if scaler is not None:
+        scaler.step(w.optimizer)
+        scaler.update()
+    else:
+        w.optimizer.step()
     w.optimizer.zero_grad(set_to_none=True)
 
 
@@ -71,7 +87,7 @@ def train_step(w: Workload, batch: Batch, accumulation: int, dtype: str,
     """One optimizer step: `accumulation` micro-batches, then the update."""
     for _ in range(accumulation):
         forward_backward(w, batch, dtype, device_type, accumulation)
-    optimizer_step(w)
+    optimizer_step(w, dtype, device_type)
 
 
 def forward_only(w: Workload, batch: Batch, dtype: str, device_type: str) -> None:

@@ -2,11 +2,16 @@
 
 Per configuration (the baseline and every variant, or one embedding batch):
 1. count FLOPs per micro-batch on the meta device;
-2. find the largest micro-batch that fits the target card — real steps under a per-process
-   memory cap on CUDA, the fake-tensor estimate elsewhere — and choose micro-batch ×
-   accumulation keeping the preset's effective batch;
-3. warm up, reset the peak statistics, time the steps; record the peak memory (allocator
-   statistics on CUDA, the fake-tensor estimate with its breakdown elsewhere).
+2. find the largest micro-batch that fits the target card — steady-state probes, each from
+   a clean slate, under a per-process cap at the budget on CUDA (usable memory less the
+   CUDA context and the margin, less DDP's buckets for a run on several cards: "fits" means
+   "ran without running out of memory"; see `planner.measure.probe`), the fake-tensor
+   estimate elsewhere — and choose micro-batch × accumulation keeping the effective batch;
+3. from a clean slate, warm up and time the chosen configuration; record its own peak and
+   allocator retries (each timed step's), never the search's (allocator statistics on
+   CUDA, the fake-tensor estimate with its breakdown elsewhere).
+An out-of-memory error while building a model marks that configuration as not fitting and
+the others are still measured.
 Inputs are always as long as the longest the run will see.
 """
 
@@ -15,33 +20,29 @@ from __future__ import annotations
 import statistics
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime
-from typing import Any
-
-import torch
 
 from planner.catalog import Card, Catalog
 from planner.errors import InputError
 from planner.matrix import memory_budget
 from planner.measure import MeasureOOM, MeasureProgress
 from planner.measure.backend import GIB, Backend, make_backend
-from planner.measure.flops import count_flops
+from planner.measure.flops import count_flops, count_params
 from planner.measure.jobs import Job, jobs
 from planner.measure.memory import Estimate, fake_estimate, forward_only, train_step
+from planner.measure.probe import OutOfMemory, Timed, fresh, made, probe, ran, timed_run
+from planner.measure.record import record
 from planner.measure.search import choose, largest_micro_batch
 from planner.measure.workloads import Workload
-from planner.measure_spec import MeasureSpec
-from planner.measured import require_spec, workload_fingerprint
+from planner.measured import require_spec
 from planner.measurements import (
     BatchChoice,
     ConfigMeasurement,
+    Device,
     Measurements,
     Memory,
     StepTime,
 )
-from planner.measurements import (
-    Workload as WorkloadRecord,
-)
+from planner.multicard import multi_card
 from planner.preset import Preset
 from planner.scaling import card_rates, mfu_flags
 
@@ -58,110 +59,170 @@ class _Ticker:
 
 class _Measurer:
     def __init__(self, backend: Backend, card_key: str, card: Card, budget: float,
-                 dtype: str, steps: int, warmup: int, ticker: _Ticker,
-                 cancel: threading.Event, device_peak: float | None) -> None:
+                 margin: float, dtype: str, steps: int, warmup: int, ticker: _Ticker,
+                 cancel: threading.Event, device_peak: float | None, dev: Device,
+                 cards_per_run: int) -> None:
         self.b, self.card_key, self.card, self.budget = backend, card_key, card, budget
+        self.margin, self.dev, self.cards_per_run = margin, dev, cards_per_run
         self.dtype, self.steps, self.warmup, self.ticker = dtype, steps, warmup, ticker
         self.cancel, self.device_peak = cancel, device_peak
 
     def units(self) -> int:
         return 1 + self.warmup + self.steps
 
+    def _budget(self, job: Job) -> tuple[float, str, list[str]]:
+        """The cap for this configuration, the card it stands for, and what to say."""
+        budget, label, flags = self.budget, self.card_key, []
+        if job.training:
+            mc = multi_card(self.card, self.cards_per_run, count_params(job.build)[1])
+            if mc is not None:
+                budget -= mc.extra_gib
+                flags.append(f"sized for {mc.cards} cards per run: {mc.memory_note()}")
+        room = self.b.room_gib()
+        if room is not None and budget > room:
+            label = self.dev.card or self.dev.name
+            budget = room - self.margin
+            flags.append(f"measured on {self.dev.name}, which has {room:.2f} GiB for the "
+                         f"allocator, less than the {self.budget:.2f} GiB budget of "
+                         f"{self.card_key}: the micro-batch search is for {label}")
+        return budget, label, flags
+
+    def _build(self, job: Job) -> Workload | None:
+        box: list[Workload] = []
+        if ran(lambda: box.append(job.build(self.b.device)), self.b.oom_errors):
+            return box[0]
+        fresh(self.b, None)  # outside the handler: the half-built model is gone
+        return None
+
     def measure(self, job: Job) -> ConfigMeasurement | None:
         """One configuration; None when cancelled before anything was timed."""
+        budget, label, flags = self._budget(job)
+        if budget <= 0:
+            flags.append(f"no memory is left for the model on {label} (budget {budget:.2f} GiB)")
+            return self._not_built(job, 1e-6, label, flags)
         w: Workload | None = None
+        if self.b.kind == "cuda":
+            self.b.cap(budget)  # before building: the weights count against the cap
+            w = self._build(job)
+            if w is None:
+                return self._not_built(job, budget, label, flags)
         batch: BatchChoice | None = None
         estimates: dict[int, Estimate] = {}
         run_mb, run_acc, per_sample = job.micro_batch, job.accumulation, None
         if job.training:
-            w, batch, per_sample, estimates = self._size(job)
+            batch, per_sample, estimates = self._size(job, w, budget, label)
             if batch.micro_batch is not None and batch.accumulation is not None:
                 run_mb, run_acc = batch.micro_batch, batch.accumulation
         self.ticker.tick(f"{job.name}: sized")
-        flops, params, trainable = count_flops(job.build, run_mb, training=job.training)
-        flops_step = flops * run_acc
+        model, params, trainable = count_flops(job.build, run_mb, training=job.training)
+        hw = count_flops(job.build, run_mb, training=job.training, recompute=True)[0]
         fits = batch is None or batch.micro_batch is not None
-        times: list[float] = []
-        peak: tuple[float, float, int] | None = None
+        timed = Timed()
         if fits:
-            times, peak = self._time(job, w, run_mb, run_acc)
-            if not times:
+            timed = self._time(job, w, run_mb, run_acc)
+            if not timed.times:
                 return None
         else:
-            self.ticker.tick(f"{job.name}: does not fit {self.card_key}", self.units() - 1)
-        memory = self._memory(job, run_mb, run_acc, peak, per_sample, estimates)
+            self.ticker.tick(f"{job.name}: does not fit {label}", self.units() - 1)
+        memory = self._memory(job, run_mb, run_acc, timed, per_sample, estimates)
         step_time = None
-        flags: list[str] = []
-        achieved = mfu = None
-        if times:
+        achieved = mfu = hfu = None
+        if timed.times:
+            times = timed.times
             # Inclusive quantiles stay inside the data (the default extrapolates for few steps).
             q = (statistics.quantiles(times, n=10, method="inclusive") if len(times) > 1
                  else [times[0]] * 9)
             median = statistics.median(times)
             step_time = StepTime(median_s=median, p10_s=q[0], p90_s=q[-1], steps=len(times))
-            achieved = flops_step / median / 1e12
-            mfu = achieved / self.device_peak if self.device_peak else None
+            achieved = hw * run_acc / median / 1e12
+            mfu = (model * run_acc / median / 1e12 / self.device_peak if self.device_peak
+                   else None)
+            hfu = achieved / self.device_peak if self.device_peak and hw != model else None
             flags += mfu_flags(mfu)
             if len(times) < self.steps:
                 flags.append(f"stopped early: {len(times)} of {self.steps} steps timed")
+        if timed.discarded:
+            flags.append(f"{timed.discarded} timed step(s) ran out of memory and were "
+                         "discarded: memory is tight at this micro-batch")
         if memory.num_alloc_retries:
-            flags.append(f"the allocator retried {memory.num_alloc_retries} times: memory is "
-                         "tight at this micro-batch")
+            flags.append(f"the allocator retried {memory.num_alloc_retries} times in the "
+                         "timed steps: memory is tight at this micro-batch")
         return ConfigMeasurement(
             config=job.name, factors=job.factors, ignored_factors=job.ignored, params=params,
             trainable_params=trainable, micro_batch=run_mb, accumulation=run_acc,
             tokens_per_step=run_mb * run_acc * job.seq_len, step_time=step_time,
-            memory=memory, batch=batch, flops_per_step=float(flops_step),
-            achieved_tflops=achieved, mfu=mfu, flags=flags)
+            memory=memory, batch=batch, flops_per_step=float(hw * run_acc),
+            model_flops_per_step=float(model * run_acc) if hw != model else None,
+            achieved_tflops=achieved, mfu=mfu, hfu=hfu, flags=flags)
 
-    def _size(self, job: Job) -> tuple[Workload | None, BatchChoice, float | None,
-                                       dict[int, Estimate]]:
+    def _not_built(self, job: Job, budget: float, label: str,
+                   flags: list[str]) -> ConfigMeasurement:
+        """The weights alone overflow the cap: recorded as not fitting, and the search
+        goes on with the next configuration."""
+        self.ticker.tick(f"{job.name}: does not fit {label}", self.units())
+        flops, params, trainable = count_flops(job.build, 1, training=job.training,
+                                               recompute=True)
+        per_card = job.micro_batch * job.accumulation
+        return ConfigMeasurement(
+            config=job.name, factors=job.factors, ignored_factors=job.ignored, params=params,
+            trainable_params=trainable, micro_batch=job.micro_batch,
+            accumulation=job.accumulation, tokens_per_step=None,
+            memory=Memory(method="cuda", peak_gib=budget),
+            batch=BatchChoice(card=label, budget_gib=round(budget, 3), method="cuda",
+                              largest=0, limit=per_card, probes=0, oom_recoveries=1),
+            flops_per_step=float(flops * job.accumulation),
+            flags=[*flags, f"out of memory while building the model under the {budget:.2f} "
+                           "GiB cap: the weights alone do not fit (peak is the cap, a lower "
+                           "bound)"])
+
+    def _size(self, job: Job, w: Workload | None, budget: float, label: str
+              ) -> tuple[BatchChoice, float | None, dict[int, Estimate]]:
         per_card = job.micro_batch * job.accumulation
         estimates: dict[int, Estimate] = {}
-        w: Workload | None = None
-        if self.b.kind == "cuda":
-            w = job.build(self.b.device)
-            self.b.cap(self.card.memory_gib)
-            work = w
+        peak: Callable[[int], float | None]
+        if w is not None:
+            work, kind = w, self.b.kind
 
-            def peak(m: int) -> float:
+            def step_at(m: int) -> Callable[[], None]:
                 data = work.make_batch(m)
-                self.b.reset_peak()
-                train_step(work, data, min(per_card // m, 2), self.dtype, self.b.kind)
-                got = self.b.peak()
-                assert got is not None
-                return got[1]
+                acc = min(per_card // m, 2)
+                return lambda: train_step(work, data, acc, self.dtype, kind)
 
-            def recover() -> None:
-                if work.optimizer is not None:
-                    work.optimizer.zero_grad(set_to_none=True)
-                self.b.recover()
+            def peak(m: int) -> float | None:
+                return probe(self.b, work, lambda: step_at(m))
         else:
-            def peak(m: int) -> float:
+            def peak(m: int) -> float | None:
                 estimates[m] = fake_estimate(job.build, m, self.dtype, per_card // m or 1)
                 return estimates[m].peak / GIB
-
-            def recover() -> None:
-                self.b.recover()
-        found = largest_micro_batch(peak, self.budget, start=job.micro_batch, limit=per_card,
-                                    oom_errors=self.b.oom_errors, recover=recover,
+        found = largest_micro_batch(peak, budget, start=job.micro_batch, limit=per_card,
+                                    oom_errors=self.b.oom_errors, recover=self.b.clean_slate,
                                     stop=self.cancel.is_set)
+        if w is not None and found.per_sample() is None and found.largest > 1:
+            # One size ran: one more clean probe gives the growth per sample.
+            half = found.largest // 2
+            found.tried.append((half, peak(half)))
         picked = choose(found.largest, job.micro_batch, job.accumulation)
         choice = BatchChoice(
-            card=self.card_key, budget_gib=round(self.budget, 3),
+            card=label, budget_gib=round(budget, 3),
             method="cuda" if self.b.kind == "cuda" else "fake-tensor", largest=found.largest,
             limit=per_card, probes=len(found.tried), oom_recoveries=found.recoveries,
             micro_batch=picked[0] if picked else None,
             accumulation=picked[1] if picked else None,
             reduced=bool(picked and picked[0] < job.micro_batch))
-        return w, choice, found.per_sample(), estimates
+        return choice, found.per_sample(), estimates
 
-    def _time(self, job: Job, w: Workload | None, mb: int, acc: int
-              ) -> tuple[list[float], tuple[float, float, int] | None]:
+    def _time(self, job: Job, w: Workload | None, mb: int, acc: int) -> Timed:
         w = w or job.build(self.b.device)
-        data = w.make_batch(mb)
-        kind = self.b.kind
+        fresh(self.b, w)  # before the inputs: they must not land in the search's cache
         work = w
+        data = made(self.b, lambda: work.make_batch(mb))
+        kind = self.b.kind
+        oom = MeasureOOM(
+            f"{job.name}: out of memory at micro-batch {mb} × {acc} on {self.b.device}, "
+            "twice in a row after emptying the cache: lower the batch or measure on a card "
+            "with more memory")
+        if data is None:
+            raise oom
 
         def step() -> None:
             if job.training:
@@ -169,39 +230,21 @@ class _Measurer:
             else:
                 forward_only(work, data, self.dtype, kind)
 
-        def guarded() -> None:
-            try:
-                step()
-            except self.b.oom_errors:
-                self.b.recover()
-                try:
-                    step()
-                except self.b.oom_errors:
-                    raise MeasureOOM(
-                        f"{job.name}: out of memory at micro-batch {mb} × {acc} on "
-                        f"{self.b.device}, even after emptying the cache: lower the batch "
-                        "or measure on a card with more memory") from None
+        try:
+            return timed_run(self.b, w, step, self.warmup, self.steps, self.cancel.is_set,
+                             lambda label: self.ticker.tick(f"{job.name}: {label}"))
+        except OutOfMemory:
+            raise oom from None
 
-        for i in range(self.warmup):
-            if self.cancel.is_set():
-                return [], None
-            guarded()
-            self.ticker.tick(f"{job.name}: warm-up {i + 1}/{self.warmup}")
-        self.b.reset_peak()
-        times: list[float] = []
-        for i in range(self.steps):
-            if self.cancel.is_set():
-                break
-            times.append(self.b.time(guarded))
-            self.ticker.tick(f"{job.name}: step {i + 1}/{self.steps}")
-        return times, self.b.peak()
-
-    def _memory(self, job: Job, mb: int, acc: int, peak: tuple[float, float, int] | None,
-                per_sample: float | None, estimates: dict[int, Estimate]) -> Memory:
+    def _memory(self, job: Job, mb: int, acc: int, timed: Timed, per_sample: float | None,
+                estimates: dict[int, Estimate]) -> Memory:
+        peak = timed.peak
         if peak is not None:
-            return Memory(method="cuda", peak_gib=max(peak[1], 1e-6), allocated_gib=peak[0],
-                          reserved_gib=peak[1], num_alloc_retries=peak[2],
-                          per_sample_gib=per_sample)
+            return Memory(method="cuda", peak_gib=max(peak.reserved_gib, 1e-6),
+                          allocated_gib=peak.allocated_gib, reserved_gib=peak.reserved_gib,
+                          num_alloc_retries=timed.retries, per_sample_gib=per_sample)
+        if self.b.kind == "cuda":  # not timed (does not fit): nothing to record but the cap
+            return Memory(method="cuda", peak_gib=self.budget, per_sample_gib=per_sample)
         est = estimates.get(mb) or fake_estimate(job.build, mb, self.dtype, acc)
         if per_sample is None or not estimates:
             other = mb // 2 if mb > 1 else 2
@@ -230,8 +273,10 @@ def run(preset: Preset, catalog: Catalog, *, steps: int | None,
     peak_tflops = (card_rates(catalog.cards[dev.card], spec.dtype).peak_tflops
                    if dev.card in catalog.cards else None)
     ticker = _Ticker(len(todo) * (1 + spec.warmup_steps + n), progress)
+    t = preset.training
     m = _Measurer(backend, preset.campaign.card, card, memory_budget(card, preset.overheads),
-                  spec.dtype, n, spec.warmup_steps, ticker, cancel, peak_tflops)
+                  preset.overheads.memory_margin_gib, spec.dtype, n, spec.warmup_steps, ticker,
+                  cancel, peak_tflops, dev, t.cards_per_run if t else 1)
     configs: list[ConfigMeasurement] = []
     by_key: dict[str, ConfigMeasurement] = {}
     passthrough: tuple[type[BaseException], ...] = (InputError, *backend.oom_errors)
@@ -248,7 +293,7 @@ def run(preset: Preset, catalog: Catalog, *, steps: int | None,
         try:
             cm = m.measure(job)
         except MeasureOOM as exc:
-            exc.partial = _record(preset, spec, dev, configs, True, command)
+            exc.partial = record(preset, spec, dev, configs, True, command)
             raise
         except passthrough:
             raise
@@ -259,28 +304,10 @@ def run(preset: Preset, catalog: Catalog, *, steps: int | None,
             raise InputError(f"{job.name}: the factory's model failed in a step: "
                              f"{type(exc).__name__}: {exc}".splitlines()[0], file=source,
                              field=job.factory) from None
-        backend.recover()  # the next configuration starts from an empty cache
+        backend.clean_slate()  # the next configuration starts from an empty cache
         if cm is None:
             break
         configs.append(cm)
         if job.key:
             by_key[job.key] = cm
-    return _record(preset, spec, dev, configs, cancel.is_set(), command)
-
-
-def _record(preset: Preset, spec: MeasureSpec, dev: Any, configs: list[ConfigMeasurement],
-            partial: bool, command: str) -> Measurements:
-    t, e = preset.training, preset.embedding
-    seq = (min(e.lengths.max, e.truncation_tokens) if e is not None
-           else spec.seq_len)
-    workload = WorkloadRecord(
-        source="factory" if spec.factory else "reference", spec=spec.model_dump(mode="json",
-                                                                                 exclude_none=True),
-        micro_batch=t.micro_batch if t else (configs[0].micro_batch if configs else 1),
-        accumulation=t.accumulation if t else 1, cards_per_run=t.cards_per_run if t else 1,
-        seq_len=seq, fingerprint=workload_fingerprint(preset))
-    return Measurements(
-        preset=preset.campaign.name, kind=preset.campaign.kind,
-        date=datetime.now(UTC).replace(microsecond=0).isoformat(), torch=torch.__version__,
-        cuda=torch.version.cuda or "", dtype=spec.dtype, target_card=preset.campaign.card,
-        device=dev, workload=workload, partial=partial, command=command, configs=configs)
+    return record(preset, spec, dev, configs, cancel.is_set(), command)

@@ -1,9 +1,11 @@
 """The largest micro-batch that fits: grow, then bisect, recovering from out-of-memory.
 
-Torch-free: a candidate is judged by a `peak(micro_batch)` function — a real step on CUDA
-under a per-process memory cap, or the fake-tensor estimate — that returns GiB or raises one
-of the out-of-memory errors it is given. An OOM is recovered from (`recover`, e.g.
-`torch.cuda.empty_cache`) and counts as "does not fit"; the search goes on.
+Torch-free: a candidate is judged by a `peak(micro_batch)` function — a steady-state probe
+on CUDA under a per-process memory cap at the budget (`planner.measure.probe`), or the
+fake-tensor estimate — that returns GiB, None for an out-of-memory error it recovered from
+itself, or raises one of the out-of-memory errors it is given. A raised one is recovered from
+(`recover`) after its handler has exited — inside it the traceback still holds the failed
+step's tensors — and counts as "does not fit"; the search goes on.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ class Search:
         return max((p2 - p1) / (m2 - m1), 0.0)
 
 
-def largest_micro_batch(peak: Callable[[int], float], budget_gib: float, *, start: int,
+def largest_micro_batch(peak: Callable[[int], float | None], budget_gib: float, *,
+                        start: int,
                         limit: int, oom_errors: tuple[type[BaseException], ...] = (),
                         recover: Callable[[], None] = lambda: None,
                         stop: Callable[[], bool] = lambda: False) -> Search:
@@ -49,13 +52,18 @@ def largest_micro_batch(peak: Callable[[int], float], budget_gib: float, *, star
     """
     out = Search(limit=limit)
 
-    def fits(m: int) -> bool:
+    def judged(m: int) -> tuple[float | None, bool]:
         try:
-            p: float | None = peak(m)
+            return peak(m), False
         except oom_errors:
+            return None, True
+
+    def fits(m: int) -> bool:
+        p, raised = judged(m)
+        if p is None:
             out.recoveries += 1
-            recover()
-            p = None
+            if raised:
+                recover()
         out.tried.append((m, p))
         return p is not None and p <= budget_gib
 

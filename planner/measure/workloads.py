@@ -46,6 +46,8 @@ class Workload:
     model: nn.Module
     optimizer: torch.optim.Optimizer | None
     make_batch: Callable[[int], Batch]
+    scaler: Any = None
+    """fp16 training's GradScaler, made by the first step that needs it."""
 
     @property
     def training(self) -> bool:
@@ -113,7 +115,9 @@ def _rope(x: torch.Tensor) -> torch.Tensor:
 
 
 def _alibi(heads: int, s: int, device: torch.device, causal: bool) -> torch.Tensor:
-    slopes = torch.tensor([2 ** (-8 * (i + 1) / heads) for i in range(heads)], device=device)
+    # Slopes made on the device: a host list would be copied (and synchronized) per layer.
+    slopes = torch.exp2(-8.0 * torch.arange(1, heads + 1, device=device,
+                                            dtype=torch.float32) / heads)
     pos = torch.arange(s, device=device)
     rel = (pos[None, :] - pos[:, None]).float()
     bias = slopes[:, None, None] * rel[None]
@@ -245,7 +249,7 @@ def factory_builder(target: str, factors: dict[str, Any], *, dtype: str, seq_len
         try:
             with torch.device(device):
                 out = fn(dict(factors), device=device, dtype=dtype, seq_len=seq_len, **options)
-        except InputError:
+        except (InputError, torch.OutOfMemoryError):
             raise
         except Exception as exc:  # a broken factory is bad input
             raise InputError(f"the factory {target} failed: {type(exc).__name__}: {exc}",

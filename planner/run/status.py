@@ -146,7 +146,8 @@ def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
             "fits": placed is not None or r.id not in proj.fits,
         })
     return {
-        "plan": str(hist.plan["path"]) if hist.plan else None,
+        # The plan the journal ran, once a session has started; before that, no key.
+        **({"plan": str(hist.plan["path"])} if hist.plan else {}),
         "campaign": c.id, "workdir": str(ws.workdir), "journal": str(ws.journal),
         "executor_running": executor_alive(ws), "started": origin is not None,
         "window_start": origin, "now_h": round(now_h, 3), "window_h": c.window_hours,

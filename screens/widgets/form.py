@@ -10,16 +10,18 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from pydantic import BaseModel
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.widgets import Input, Label, Select
+from textual.widgets import Input, Label, Select, TextArea
+
+from planner.model import field_doc
 
 
 def help_of(model: type[BaseModel], name: str) -> str:
     """The field's docstring, used as the row's tooltip."""
-    info = model.model_fields.get(name)
-    return (info.description or "") if info else ""
+    return field_doc(model, name)
 
 
 def _dom_id(path: str) -> str:
@@ -86,9 +88,22 @@ class FieldRow(Horizontal):
         self.set_class(False, "-invalid")
         self.post_message(self.Edited(self, self.path, value))
 
+    class Submitted(Message):
+        """Enter was pressed in the row (after its value was read)."""
+
+        def __init__(self, row: FieldRow, path: str) -> None:
+            super().__init__()
+            self.row = row
+            self.path = path
+
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
+        self.post_message(self.Submitted(self, self.path))
         self.screen.focus_next()
+
+    def on_input_blurred(self, event: Input.Blurred) -> None:
+        # Out of focus, a long value shows its start, not the end typed last.
+        event.input.cursor_position = 0
 
     def sync(self, text: str) -> None:
         """Show the preset's value, unless the user is typing here."""
@@ -98,6 +113,7 @@ class FieldRow(Horizontal):
         self._value = text
         with field.prevent(Input.Changed):
             field.value = text
+        field.cursor_position = 0
         self.set_class(False, "-invalid")
 
 
@@ -128,3 +144,55 @@ class ChoiceRow(FieldRow):
             self._value = text
             with field.prevent(Select.Changed):
                 field.value = text
+
+
+class _Wrapping(TextArea):
+    """A text area where Enter moves on, as in a one-line field, instead of adding a line."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            self.screen.focus_next()
+            return
+        await super()._on_key(event)
+
+
+class WrapRow(FieldRow):
+    """`label [ value ]` whose value wraps onto up to three lines instead of scrolling out
+    of sight (a baseline's factors); Enter moves on, as in a one-line field."""
+
+    DEFAULT_CSS = """
+    WrapRow { height: auto; }
+    WrapRow > TextArea { width: 1fr; height: auto; max-height: 3; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Label(self.label)
+        yield _Wrapping(self._value, soft_wrap=True, compact=True, tab_behavior="focus",
+                        show_line_numbers=False)
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        event.stop()
+        text = event.text_area.text
+        if text == self._value:
+            return
+        self._value = text
+        try:
+            value = self.parse(text)
+        except ValueError as exc:
+            self.set_class(True, "-invalid")
+            self.post_message(self.Invalid(self, self.path, str(exc)))
+            return
+        self.set_class(False, "-invalid")
+        self.post_message(self.Edited(self, self.path, value))
+
+    def sync(self, text: str) -> None:
+        """Show the preset's value, unless the user is typing here."""
+        field = self.query_one(TextArea)
+        if field.has_focus or field.text == text:
+            return
+        self._value = text
+        with field.prevent(TextArea.Changed):
+            field.load_text(text)
+        self.set_class(False, "-invalid")

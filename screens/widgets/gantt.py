@@ -102,11 +102,16 @@ def run_at(plan: Plan, width: int, x: int, y: int) -> Run | None:
     return None
 
 
+def count(plan: Plan, width: int) -> int:
+    """Lines `draw` makes: one per card and the axis."""
+    return plan.campaign.cards + 1
+
+
 class Timeline(Lines):
     """Runs on cards over the window: one line per card and an hour axis."""
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(draw, id=id)
+        super().__init__(draw, count=count, id=id)
 
     def on_mouse_move(self, event: events.MouseMove) -> None:
         run = run_at(self.plan, self.size.width, event.x, event.y) if self.plan else None

@@ -17,18 +17,24 @@ from textual.widget import Widget
 from planner.plan import Plan
 
 Draw = Callable[[Plan, int], list[Text]]
+Count = Callable[[Plan, int], int]
 
 
 class Lines(Widget):
-    """Lines drawn from a plan by `draw(plan, width)`, redrawn on resize."""
+    """Lines drawn from a plan by `draw(plan, width)`, redrawn on resize.
+
+    With `count(plan, width)` (how many lines `draw` makes), the lines are drawn only when
+    first asked for: a widget scrolled out of sight costs nothing on an edit."""
 
     DEFAULT_CSS = """
     Lines { height: auto; }
     """
 
-    def __init__(self, draw: Draw, *, id: str | None = None) -> None:
+    def __init__(self, draw: Draw, *, count: Count | None = None,
+                 id: str | None = None) -> None:
         super().__init__(id=id)
         self._draw = draw
+        self._count = count
         self.plan: Plan | None = None
         self._lines: list[Text] = []
         self._strips: dict[int, Strip] = {}
@@ -38,10 +44,14 @@ class Lines(Widget):
     def show(self, plan: Plan) -> None:
         """Draw this plan."""
         self.plan = plan
-        self._lines = self._draw(plan, self.size.width or 80)
-        self._width = self.size.width
         self._strips.clear()
-        height = max(1, len(self._lines))
+        width = self.size.width or 80
+        if self._count is not None:
+            self._lines, self._width = [], -1  # drawn by the first render_line
+            height = max(1, self._count(plan, width))
+        else:
+            self._lines, self._width = self._draw(plan, width), self.size.width
+            height = max(1, len(self._lines))
         # A reflow of the whole screen only when the height changes; else a repaint.
         if self.styles.height is None or self.styles.height.value != height:
             self.styles.height = height
@@ -49,8 +59,17 @@ class Lines(Widget):
         else:
             self.refresh()
 
+    def _fit_height(self) -> None:
+        height = max(1, len(self._lines))
+        if self.styles.height is None or self.styles.height.value != height:
+            self.styles.height = height
+            self.refresh(layout=True)
+
     def lines(self) -> list[Text]:
         """The lines as drawn (tests, snapshots of text)."""
+        if self.plan is not None and self._width != self.size.width:
+            self._lines = self._draw(self.plan, self.size.width or 80)
+            self._width = self.size.width
         return list(self._lines)
 
     def render_line(self, y: int) -> Strip:
@@ -59,6 +78,11 @@ class Lines(Widget):
             self._lines = self._draw(self.plan, width)
             self._width = width
             self._strips.clear()
+            if self.styles.height is not None and self.styles.height.value != max(
+                    1, len(self._lines)):
+                # Drawn at its real width, the block has another number of lines (a legend
+                # that wraps): take that height once this frame is done.
+                self.call_later(self._fit_height)
         if not self._strips:
             # Looking the style up walks the ancestors: once per drawing, not per line.
             self._style = self.rich_style

@@ -36,7 +36,8 @@ def draw(plan: Plan, width: int) -> list[Text]:
             line.append(f"{'✓' if x in done else '✗':^{cell_w}}",
                         "green" if x in done else "bold red")
         line.append(f" {len(done):>2}/{len(seeds):<2}  {f.micro_batch:>3}×{f.accumulation:<3}  "
-                    f"{f.step_time_s.value:>6.3g}  {f.step_time_s.label()}")
+                    f"{f.step_time_s.value:>6.3g}  {f.step_time_s.label()}"
+                    + (f" ({f.step_time_s.span()} s)" if f.step_time_s.span() else ""))
         if not f.fits:
             line.append("  too big for the card", "red")
         lines.append(line)

@@ -49,7 +49,7 @@ def draw(plan: Plan, width: int) -> list[Text]:
     if not a.figures:
         return [Text("No per-configuration memory figures for this kind of campaign.",
                      style="italic")]
-    name_w = min(16, max(len(f.config) for f in a.figures))
+    name_w = _name_w(plan)
     bar_w = max(10, min(40, width - name_w - 44))
     top = max(a.card_memory_gib, *(f.peak_memory_gib.value for f in a.figures))
     lines = []
@@ -58,14 +58,36 @@ def draw(plan: Plan, width: int) -> list[Text]:
         line.append_text(bar(fig, top, a.memory_budget_gib, bar_w))
         line.append(f" {describe(fig)}")
         lines.append(line)
-    lines.append(Text(f"{' ' * name_w} │ {a.memory_budget_gib:g} GiB usable of "
-                      f"{a.card_memory_gib:g} GiB ({a.overheads.memory_margin_gib:g} GiB margin)"
-                      "; ▒ peak before a micro-batch reduction", style="grey62"))
+    pad = " " * (name_w + 1)
+    lines += [Text(pad + part, style="grey62") for part in legend(plan, name_w, width)]
     return lines
+
+
+SHADED = "▒ peak before a micro-batch reduction"
+
+
+def legend(plan: Plan, name_w: int, width: int) -> list[str]:
+    """What the margin mark and the shading mean: one line, or two on a narrow screen."""
+    a = plan.assumptions
+    usable = (f"│ {a.memory_budget_gib:g} GiB usable of {a.card_memory_gib:g} GiB "
+              f"({a.overheads.memory_margin_gib:g} GiB margin)")
+    if name_w + 1 + len(usable) + 2 + len(SHADED) <= width:
+        return [f"{usable}; {SHADED}"]
+    return [usable, SHADED]
+
+
+def _name_w(plan: Plan) -> int:
+    return min(16, max(len(f.config) for f in plan.assumptions.figures))
+
+
+def count(plan: Plan, width: int) -> int:
+    """Lines `draw` makes: a bar per configuration and the legend."""
+    figs = plan.assumptions.figures
+    return len(figs) + len(legend(plan, _name_w(plan), width)) if figs else 1
 
 
 class MemoryBars(Lines):
     """A memory bar per variant against the card's memory."""
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(draw, id=id)
+        super().__init__(draw, count=count, id=id)

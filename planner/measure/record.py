@@ -1,0 +1,33 @@
+"""The measurements record of a `measure` run: the workload, the device, the configurations."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import torch
+
+from planner.measure_spec import MeasureSpec
+from planner.measured import workload_fingerprint
+from planner.measurements import ConfigMeasurement, Measurements
+from planner.measurements import Workload as WorkloadRecord
+from planner.preset import Preset
+
+
+def record(preset: Preset, spec: MeasureSpec, dev: Any, configs: list[ConfigMeasurement],
+           partial: bool, command: str) -> Measurements:
+    """The measurements file's content: what ran, where, and every configuration."""
+    t, e = preset.training, preset.embedding
+    seq = (min(e.lengths.max, e.truncation_tokens) if e is not None
+           else spec.seq_len)
+    workload = WorkloadRecord(
+        source="factory" if spec.factory else "reference", spec=spec.model_dump(mode="json",
+                                                                                 exclude_none=True),
+        micro_batch=t.micro_batch if t else (configs[0].micro_batch if configs else 1),
+        accumulation=t.accumulation if t else 1, cards_per_run=t.cards_per_run if t else 1,
+        seq_len=seq, fingerprint=workload_fingerprint(preset))
+    return Measurements(
+        preset=preset.campaign.name, kind=preset.campaign.kind,
+        date=datetime.now(UTC).replace(microsecond=0).isoformat(), torch=torch.__version__,
+        cuda=torch.version.cuda or "", dtype=spec.dtype, target_card=preset.campaign.card,
+        device=dev, workload=workload, partial=partial, command=command, configs=configs)

@@ -1,0 +1,113 @@
+"""The Advise screen driven with Textual's pilot: the options, adopting one, the goal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.widgets import DataTable
+
+from planner.advise import advise, order_preset
+from planner.advise_goal import Goal
+from planner.advise_model import Space
+from planner.campaign import plan_campaign
+from screens.advise import AdviseScreen
+from tests.conftest import CREATED
+from tests.test_tui import make_app, type_into
+
+SIZE = (100, 32)
+
+
+async def searched(pilot: Any) -> AdviseScreen:
+    """Wait until the search in progress has been shown."""
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    screen = pilot.app.screen
+    assert isinstance(screen, AdviseScreen)
+    return screen
+
+
+async def adopt(pilot: Any, card: str, cards: int, days: int) -> None:
+    """Select the option for that order and press Enter."""
+    screen = await searched(pilot)
+    assert screen.result is not None
+    keys = [(o.card, o.cards, o.window_days) for o in screen.result.options]
+    table = screen.query_one("#advise-options", DataTable)
+    table.focus()
+    table.move_cursor(row=keys.index((card, cards, days)))
+    await pilot.press("enter")
+    await searched(pilot)
+
+
+async def test_the_screen_lists_what_the_search_finds() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("7")
+        screen = await searched(pilot)
+        expected = advise(app.workspace.preset, app.catalog, Space(None), Goal("all"))
+        assert screen.result == expected
+        table = screen.query_one("#advise-options", DataTable)
+        assert table.row_count == len(expected.options)
+        first = expected.options[0]
+        assert [str(c) for c in table.get_row_at(0)[2:5]] == [
+            first.card, str(first.cards), str(first.window_days)]
+        assert "Enter adopts" in str(screen.query_one("#advise-message").render())
+        assert "—" in str(screen.query_one("#advise-frontier").render())
+
+
+async def test_enter_adopts_the_order_and_replans() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        original = app.workspace.preset
+        await pilot.press("7")
+        await adopt(pilot, "l40s", 4, 7)
+        c = app.workspace.preset.campaign
+        assert (c.card, c.cards, c.window_days) == ("l40s", 4, 7)
+        direct = plan_campaign(order_preset(original, app.catalog, "l40s", 4, 7), app.catalog,
+                               created=CREATED)
+        assert app.workspace.plan == direct
+        assert app.workspace.plan.summary.matrix_runs_fit == 18
+
+
+async def test_adopting_options_never_drifts_the_figures() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        original = app.workspace.preset
+        await pilot.press("7")
+        await adopt(pilot, "l40s", 4, 7)
+        await adopt(pilot, "h100-sxm", 2, 7)
+        # The preset keeps the figure on its anchor; only the plan derives it for the card.
+        step = app.workspace.preset.ablation.baseline.step_time_s  # type: ignore[union-attr]
+        assert (step.source, step.card) == ("entered", "a6000")
+        planned = app.workspace.plan.assumptions.figures[0].step_time_s
+        assert (planned.source, planned.device) == ("scaled", "NVIDIA RTX A6000")
+        await adopt(pilot, "a6000", 5, 7)
+        back = app.workspace.preset
+        assert back.ablation == original.ablation
+        assert back.campaign.card == "a6000" and back.campaign.cards == 5
+
+
+async def test_the_goal_field_changes_the_search() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("7")
+        screen = await searched(pilot)
+        every = len(screen.result.options) if screen.result else 0
+        await type_into(pilot, "#f-advise-goal Input", "seeds:1")
+        screen = await searched(pilot)
+        assert screen.result is not None and screen.result.goal == "seeds:1"
+        assert len(screen.result.options) > every
+        await type_into(pilot, "#f-advise-goal Input", "versions:2")
+        screen = await searched(pilot)
+        assert "versions:K is for embedding campaigns" in str(
+            screen.query_one("#advise-message").render())
+        await type_into(pilot, "#f-advise-goal Input", "most")
+        await pilot.pause()
+        assert "not a goal" in str(screen.query_one("#advise-message").render())
+
+
+async def test_advise_is_in_the_palette() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE):
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert "Go to Advise" in titles
