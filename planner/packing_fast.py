@@ -19,13 +19,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 
-from planner.packing import EPS_H, Job, Key, runnable, score
+from planner.packing import EPS_H, Job, Key, capacity_bound, runnable, score
 from planner.schedule import Placement, schedule
 
 # Orders tried by the local search, across all moves: enough for campaigns of tens of runs,
 # and shrinking with size so a thousand-run matrix replans in milliseconds.
-_SEARCH_WORK = 6000
-_SEARCH_CAP = 240
+_SEARCH_WORK = 2000
+_SEARCH_CAP = 60
 
 
 class _Cards:
@@ -181,9 +181,11 @@ def pack_fast(jobs: Sequence[Job], n_cards: int, horizon: float) -> list[Placeme
     if not jobs:
         return []
     ok = runnable(jobs, n_cards, horizon)
+    # True upper bounds on each count: reaching them ends the search early.
     ceiling = (
-        _sets_ceiling(jobs, ok),
-        sum(1 for j, r in zip(jobs, ok, strict=True) if r and j.matrix),
+        _sets_ceiling(jobs, ok, n_cards * horizon),
+        min(sum(1 for j, r in zip(jobs, ok, strict=True) if r and j.matrix),
+            capacity_bound(jobs, n_cards, horizon)),
         sum(1 for j, r in zip(jobs, ok, strict=True) if r and not j.matrix),
     )
     start = layered(jobs)
@@ -214,14 +216,19 @@ def _dominates(key: Key, floor: Key) -> bool:
     return key[0] >= floor[0] and key[1] >= floor[1]
 
 
-def _sets_ceiling(jobs: Sequence[Job], ok: Sequence[bool]) -> int:
-    layers: dict[int, bool] = {}
+def _sets_ceiling(jobs: Sequence[Job], ok: Sequence[bool], card_hours: float) -> int:
+    """Complete seed sets no schedule exceeds: each set's runs must all be able to run, and
+    the sets together must fit the window's card-hours."""
+    layers: dict[int, tuple[bool, float]] = {}
     for j, r in zip(jobs, ok, strict=True):
         if j.matrix:
-            layers[j.seed] = layers.get(j.seed, True) and r
-    sets = 0
+            fine, need = layers.get(j.seed, (True, 0.0))
+            layers[j.seed] = (fine and r, need + (j.duration * j.cards if r else 0.0))
+    sets, used = 0, 0.0
     for seed in sorted(layers):
-        if not layers[seed]:
+        fine, need = layers[seed]
+        used += need
+        if not fine or used > card_hours + EPS_H * len(jobs):
             break
         sets += 1
     return sets
