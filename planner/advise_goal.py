@@ -130,9 +130,13 @@ def _training_needs(goal: Goal, preset: Preset, training: Training, plan: Plan) 
     missing = [(seed, n) for seed in training.seeds for n in names
                if (n, seed) not in trained and figures[n].fits]
     done = set(complete_seeds(plan))
+    placed: float | None = None
     if goal.kind == "seeds":
         wanted = [s for s in training.seeds if s not in done][:goal.count - len(done)]
         missing = [(s, n) for s, n in missing if s in wanted]
+        # The packer may place runs of later seeds too: only the goal's seeds count.
+        placed = sum((r.end_h - r.start_h) * len(r.card) for r in plan.runs
+                     if r.kind == "train" and (r.seed in done or r.seed in wanted))
     elif goal.kind == "runs":
         short = goal.count - plan.summary.matrix_runs_fit
         missing = sorted(missing, key=lambda m: hours[m[1]])[:short]
@@ -161,7 +165,8 @@ def _training_needs(goal: Goal, preset: Preset, training: Training, plan: Plan) 
             out.append(f"{lacking:.0f} robustness evaluation{'s' if lacking > 1 else ''} "
                        f"need{'s' if lacking == 1 else ''} {eval_work:.1f} more card-hours")
         work += eval_work
-    return out + _capacity(plan, work, max((hours[n] for _, n in missing), default=0.0))
+    return out + _capacity(plan, work, max((hours[n] for _, n in missing), default=0.0),
+                           placed)
 
 
 def _names(names: list[str], most: int = 3) -> str:
@@ -204,14 +209,16 @@ def _embedding_needs(goal: Goal, plan: Plan) -> list[str]:
     return out + _capacity(plan, sum(ch for _, ch in work), part_h)
 
 
-def _capacity(plan: Plan, missing_work: float, longest: float) -> list[str]:
+def _capacity(plan: Plan, missing_work: float, longest: float,
+              placed: float | None = None) -> list[str]:
     """A true lower bound on what the order would need: no schedule fits more work than
-    cards × usable hours, and no run longer than the usable window fits at all."""
+    cards × usable hours, and no run longer than the usable window fits at all. `placed`:
+    the card-hours already placed that the goal needs (default: all that are busy)."""
     c = plan.campaign
     if longest > c.usable_hours:
         return [f"a run of {longest:.1f} h cannot finish in the {c.usable_hours:.1f} usable "
                 "hours of this window: a longer window"]
-    work = plan.summary.busy_card_hours + missing_work
+    work = (plan.summary.busy_card_hours if placed is None else placed) + missing_work
     at_least = math.ceil(work / c.usable_hours - 1e-9) if c.usable_hours > 0 else 0
     if at_least > c.cards:
         return [f"at least {at_least} cards for this window ({work:.1f} card-hours of work "

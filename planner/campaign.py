@@ -16,6 +16,8 @@ from planner.estimates import DEFAULT_ESTIMATE, entered_configs, figures_on
 from planner.matrix import Config, RunSpec, configs, expand, fmt_value, memory_budget
 from planner.measurements import Measurements, provenance
 from planner.multicard import entered_note
+from planner.packing import Job, Packing, Solver, pack
+from planner.packing_why import Reasons, jobs_of
 from planner.plan import (
     AdaptationPlan,
     Assumptions,
@@ -26,7 +28,6 @@ from planner.plan import (
     Run,
 )
 from planner.preset import FactorValue, Preset, Training
-from planner.schedule import Placement, schedule
 from planner.stackcheck import cuda_finding
 from planner.summary import summarize
 
@@ -103,21 +104,25 @@ def _command(template: str, source: str | None, field: str, **values: object) ->
 
 
 def _training_runs(preset: Preset, training: Training, cid: str, specs: list[RunSpec],
-                   placed: list[Placement | None], earliest: list[float], offset: float,
+                   jobs: list[Job], packing: Packing, usable: float, offset: float,
                    source: str | None) -> tuple[list[Run], list[NotFitting]]:
     section = preset.campaign.kind
     runs: list[Run] = []
     missing: list[NotFitting] = []
-    horizon = preset.campaign.hours - preset.overheads.safety_margin_hours
+    placed = packing.placements
     rob_by_name = {r.name: r for r in training.robustness}
     adaptation = _adaptation_values(preset)
+    reasons: Reasons | None = None
     # What depends only on the configuration is worked out once, not once per seed.
     per_config: dict[str, tuple[str, FactorValue, dict[str, str], str]] = {}
-    for spec, place, first in zip(specs, placed, earliest, strict=True):
+    for i, (spec, place) in enumerate(zip(specs, placed, strict=True)):
         cfg = spec.config
         if place is None:
-            missing.append(NotFitting(id=spec.id, reason=_why(spec, specs, placed, first + offset,
-                                                               offset, horizon)))
+            if reasons is None:
+                reasons = Reasons([s.id for s in specs], jobs, packing, preset.campaign.cards,
+                                  usable)
+            reason = cfg.reason if not cfg.fits else reasons.why(i)
+            missing.append(NotFitting(id=spec.id, reason=reason))
             continue
         if cfg.name not in per_config:
             per_config[cfg.name] = _config_values(cfg)
@@ -149,6 +154,10 @@ def _training_runs(preset: Preset, training: Training, cid: str, specs: list[Run
             resume=resume, depends_on=specs[spec.depends_on].id if spec.depends_on >= 0 else "",
             max_retries=training.max_retries,
         ))
+    # Plan order is start order, earlier seeds first on ties: the executor and the SLURM
+    # export launch runs in plan order, so they follow the packing rather than redo it.
+    order = {spec.id: n for n, spec in enumerate(specs)}
+    runs.sort(key=lambda r: (r.start_h, order[r.id]))
     return runs, missing
 
 
@@ -171,26 +180,11 @@ def _adaptation_values(preset: Preset) -> dict[str, str]:
             "dataset": a.dataset}
 
 
-def _why(spec: RunSpec, specs: list[RunSpec], placed: list[Placement | None], first: float,
-         offset: float, horizon: float) -> str:
-    if not spec.config.fits:
-        return spec.config.reason
-    if spec.depends_on >= 0 and placed[spec.depends_on] is None:
-        return f"evaluates {specs[spec.depends_on].id}, which does not fit"
-    usable = horizon - offset
-    if spec.duration_h > usable:
-        return (f"needs {spec.duration_h:.1f} h but the usable window is {usable:.1f} h: it "
-                f"cannot finish even alone")
-    who = "a card frees up" if spec.cards == 1 else f"{spec.cards} cards free up"
-    return (f"needs {spec.duration_h:.1f} h; {who} at hour {first:.1f} at the earliest, so it "
-            f"would end at hour {first + spec.duration_h:.1f}, after the usable window closes "
-            f"at hour {horizon:g}")
-
-
 def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurements | None = None,
                   created: datetime | None = None, source: str | None = None,
                   corpus: Layout | None = None,
-                  estimate: Estimate = DEFAULT_ESTIMATE) -> Plan:
+                  estimate: Estimate = DEFAULT_ESTIMATE, solver: Solver = "fast",
+                  time_limit_s: float = 5.0) -> Plan:
     """Plan a campaign: validate it against the catalog, order its runs information-first,
     place them on the cards inside the usable window, and sum up what fits.
 
@@ -198,8 +192,9 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     `source` names the preset file in error messages. `corpus`: a scanned corpus laid out in
     shards (`planner.embed.layout.build`), for exact embedding counts. Figures taken on
     another card are derived from their anchor (`planner.estimates.figures_on`); `estimate`
-    picks the end of their range planned on (`cautious`: the slow end). Raises InputError on
-    bad input.
+    picks the end of their range planned on (`cautious`: the slow end). `solver`: the fast
+    packer, or `cp-sat` (the `solve` extra) for a proven optimum within `time_limit_s`
+    (see `planner.packing` for the objective). Raises InputError on bad input.
     """
     card, warnings = check(preset, catalog, source)
     budget_note = ""
@@ -261,20 +256,15 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     warnings += disagreements(preset, derived, {cfg.name: cfg.step_time for cfg in cfgs},
                               catalog)
     specs = expand(training, cfgs, cid, o)
-    fitting = [s.config.fits for s in specs]
-    # Configurations that do not fit memory never reach the scheduler, and neither do
-    # evaluations of them.
-    earliest: list[float] = []
-    placed = schedule(
-        [s.duration_h if ok else float("inf") for s, ok in zip(specs, fitting, strict=True)],
-        [s.cards for s in specs], c.cards, usable,
-        [s.depends_on for s in specs], earliest,
-    )
-    runs, missing = _training_runs(preset, training, cid, specs, placed, earliest, offset,
+    # Configurations that do not fit memory never reach the packer (their jobs last
+    # forever), and neither do evaluations of them.
+    jobs = jobs_of(specs, training.seeds)
+    packing = pack(jobs, c.cards, usable, solver=solver, time_limit_s=time_limit_s)
+    runs, missing = _training_runs(preset, training, cid, specs, jobs, packing, usable, offset,
                                    source)
     decisions = [*notes, *(cfg.decision for cfg in cfgs if cfg.decision)]
     warnings += _training_warnings(cfgs, runs, missing, entered_configs(preset, cfgs, before))
-    summary = summarize(preset, training, cfgs, specs, runs, usable, price)
+    summary = summarize(preset, training, cfgs, specs, runs, usable, price, packing)
     figures = [
         ConfigFigures(config=cfg.name, step_time_s=cfg.step_time, peak_memory_gib=cfg.peak_memory,
                       planned_peak_gib=round(cfg.peak_gib, 3), micro_batch=cfg.micro_batch,

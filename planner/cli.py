@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from planner.errors import InputError
 
 if TYPE_CHECKING:
+    from planner.packing import Solver
     from planner.preset import Contact
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -77,6 +78,13 @@ def plan_parser() -> argparse.ArgumentParser:
                    help="with --corpus: the field holding stable ids (default: id)")
     p.add_argument("--text-field", default="text", metavar="NAME",
                    help="with --corpus: the field holding the text (default: text)")
+    p.add_argument("--solver", choices=("fast", "cp-sat"),
+                   help="packing: `fast` (plain Python) or `cp-sat` (OR-Tools, the `solve` "
+                        "extra: a proven optimum or its bound); default: cp-sat with --out "
+                        "when installed, else fast")
+    p.add_argument("--time-limit", type=float, default=5.0, metavar="SECONDS",
+                   help="cp-sat: seconds of search before it reports its best and its bound "
+                        "(default: 5)")
     p.add_argument("--tui", action="store_true",
                    help="open the interactive terminal UI on the preset (what "
                         "`campaign-planner` with no arguments does in a terminal)")
@@ -128,7 +136,8 @@ def cmd_plan(argv: Sequence[str]) -> int:
                             out=args.out, force=args.force, catalog=catalog,
                             measurements=measurements)
     plan = plan_campaign(preset, catalog, created=created, source=source, corpus=layout,
-                         measurements=measurements, estimate=args.estimate)
+                         measurements=measurements, estimate=args.estimate,
+                         solver=_solver(args), time_limit_s=args.time_limit)
     card = catalog.get(preset.campaign.card)
     order, order_warnings = make_order(preset, plan, card, contact)
     if order_warnings:
@@ -150,6 +159,20 @@ def cmd_plan(argv: Sequence[str]) -> int:
     else:
         print("\nNothing written: pass --out DIR to export plan.toml and order.toml")
     return 0
+
+
+def _solver(args: argparse.Namespace) -> Solver:
+    """The packer asked for; by default the exact one for exports, when it is installed."""
+    from planner.packing import have_cp_sat
+
+    if args.time_limit <= 0 or args.time_limit != args.time_limit:
+        raise InputError("must be a positive number of seconds", field="--time-limit")
+    if args.solver == "cp-sat" and not have_cp_sat():
+        raise InputError("cp-sat needs OR-Tools: pip install 'campaign-planner[solve]'",
+                         field="--solver")
+    if args.solver is not None:
+        return args.solver  # type: ignore[no-any-return]
+    return "cp-sat" if args.out and have_cp_sat() else "fast"
 
 
 def _tui(args: argparse.Namespace) -> int:

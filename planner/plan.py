@@ -177,6 +177,13 @@ class Summary(Lax):
     """Training runs in the matrix (baseline + variants) × seeds."""
     matrix_runs_fit: int
     """Training runs of the matrix that fit."""
+    optimal: bool | Literal["unknown"] | None = None
+    """Whether the packing is proven optimal for the objective's counts (complete seed sets,
+    matrix runs, evaluations): true, false (the optimizer stopped with a gap), or unknown
+    (training campaigns; absent for embedding shards)."""
+    matrix_runs_upper_bound: int | None = None
+    """No schedule fits more matrix runs than this (the optimizer's bound, else card-hours;
+    training campaigns)."""
     makespan_h: float
     """Hour the last scheduled run ends."""
     table: list[TableRow] = []

@@ -82,6 +82,18 @@ def render(plan: Plan) -> str:
     return "\n".join(lines)
 
 
+def fit_words(plan: Plan) -> str:
+    """How many matrix runs fit, and what is known beyond: "18 of 18 runs fit (optimal)",
+    "17 of 18 runs fit; no schedule fits more than 18"."""
+    s = plan.summary
+    text = f"{s.matrix_runs_fit} of {s.matrix_runs} runs fit"
+    if s.optimal is True:
+        return text + " (optimal)"
+    if s.matrix_runs_fit < s.matrix_runs and s.matrix_runs_upper_bound:
+        return text + f"; no schedule fits more than {s.matrix_runs_upper_bound}"
+    return text
+
+
 def measured_line(plan: Plan) -> str:
     """`3 of 6 configurations measured`, when the plan rests on measurements."""
     a = plan.assumptions
@@ -120,9 +132,8 @@ def _training(plan: Plan) -> list[str]:
     s = plan.summary
     variants = len(s.table) - 1
     seeds = len(s.table[0].complete_seeds) + len(s.table[0].missing_seeds) if s.table else 0
-    lines = [f"Runs      {s.matrix_runs_fit} of {s.matrix_runs} matrix runs fit "
-             f"(baseline + {variants} variant{'s' if variants != 1 else ''}) × {seeds} "
-             f"seed{'s' if seeds != 1 else ''}"]
+    lines = [f"Runs      {fit_words(plan)}: baseline + {variants} "
+             f"variant{'s' if variants != 1 else ''} × {seeds} seed{'s' if seeds != 1 else ''}"]
     controls = s.runs_total - s.matrix_runs
     if controls:
         done = s.runs_scheduled - s.matrix_runs_fit

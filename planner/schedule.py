@@ -1,8 +1,10 @@
 """Placing runs onto cards: a small, pure list scheduler on plain numbers.
 
-Runs are taken in the order given (information-first) and each goes onto the cards that
-free up earliest. A run that cannot end inside the horizon is left out, and a later,
-shorter run may still take the idle tail it leaves.
+Runs are taken in the order given and each goes onto the cards that free up earliest. A
+run that cannot end inside the horizon is left out, and a later, shorter run may still take
+the idle tail it leaves. This is what the executor does with a plan's runs, so `status`
+projects the work left with it; plans are packed by `planner.packing`, which is never worse
+than this scheduler on the same runs.
 """
 
 from __future__ import annotations
@@ -10,6 +12,9 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 from typing import NamedTuple
+
+EPS_H = 1e-6
+"""Tolerance on times, in hours (3.6 ms): a run ending this close after the horizon fits."""
 
 
 class Placement(NamedTuple):
@@ -57,7 +62,7 @@ def schedule(
             end = start + duration
             if earliest is not None:
                 earliest.append(start)
-            if k > n_cards or end > horizon:
+            if k > n_cards or end > horizon + EPS_H:
                 out.append(None)
                 continue
             heapq.heapreplace(free, (end, card))
@@ -73,7 +78,7 @@ def schedule(
         end = start + duration
         if earliest is not None:
             earliest.append(start)
-        if end > horizon:
+        if end > horizon + EPS_H:
             for item in taken:
                 push(free, item)
             out.append(None)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from planner.matrix import Config, RunSpec
+from planner.packing import Packing
 from planner.plan import Run, Summary, TableRow
 from planner.preset import Preset, Training
 
 
 def summarize(preset: Preset, training: Training, cfgs: list[Config], specs: list[RunSpec],
-              runs: list[Run], usable: float, price: float | None) -> Summary:
+              runs: list[Run], usable: float, price: float | None,
+              packing: Packing | None = None) -> Summary:
     """Headline figures of a training plan."""
     by_id = {r.id: r for r in runs}
     ends: dict[tuple[str, int], float | None] = {
@@ -30,9 +32,16 @@ def summarize(preset: Preset, training: Training, cfgs: list[Config], specs: lis
             complete.append((max(e for e in seed_ends if e is not None), seed))
     busy = sum((r.end_h - r.start_h) * len(r.card) for r in runs)
     matrix_fit = sum(1 for e in ends.values() if e is not None)
-    return summary_figures(preset, usable, price, busy, runs, len(specs),
-                    matrix_runs=len(ends), matrix_fit=matrix_fit, table=table,
-                    first=min(complete) if complete else None, per_run=matrix_fit or None)
+    figures = summary_figures(preset, usable, price, busy, runs, len(specs),
+                              matrix_runs=len(ends), matrix_fit=matrix_fit, table=table,
+                              first=min(complete) if complete else None,
+                              per_run=matrix_fit or None)
+    if packing is None:
+        return figures
+    return figures.model_copy(update={
+        "optimal": "unknown" if packing.optimal is None else packing.optimal,
+        "matrix_runs_upper_bound": max(matrix_fit, min(packing.matrix_bound, len(ends))),
+    })
 
 
 def summary_figures(preset: Preset, usable: float, price: float | None, busy: float,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from planner.catalog import Card
 from planner.plan import Plan
-from planner.render import gib, hours, measured_line, window
+from planner.render import fit_words, gib, hours, measured_line, window
 
 __all__ = ["card_line", "cost", "gib", "headline", "hours", "money", "runs_fit", "window"]
 
@@ -33,7 +33,7 @@ def runs_fit(plan: Plan) -> str:
         return (f"{e.versions_fit} of {e.versions_wanted} version"
                 f"{'s' if e.versions_wanted != 1 else ''} fit, "
                 f"{s.runs_scheduled} of {s.runs_total} shards")
-    text = f"{s.matrix_runs_fit} of {s.matrix_runs} runs fit"
+    text = fit_words(plan)
     controls = s.runs_total - s.matrix_runs
     if controls:
         text += f" (+{s.runs_scheduled - s.matrix_runs_fit}/{controls} evals)"
@@ -41,11 +41,12 @@ def runs_fit(plan: Plan) -> str:
 
 
 def headline(plan: Plan) -> str:
-    """The one-line summary shown on every screen."""
+    """The one-line summary shown on every screen (idle card-hours are on the Fit screen:
+    the line keeps to 80 columns with what is known about the packing)."""
     c, s = plan.campaign, plan.summary
     measured = measured_line(plan)
     return (f"{c.name} · {window(c.window_hours)} × {c.cards} {c.card} · {runs_fit(plan)} · "
-            f"{s.utilization:.0%} busy · {s.idle_card_hours:,.0f} idle card-h"
+            f"{s.utilization:.0%} busy"
             + (f" · {measured.split(' (')[0]}" if measured else ""))
 
 

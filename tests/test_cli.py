@@ -25,8 +25,8 @@ def test_default_preset_writes_both_files(tmp_path: Path,
     text = capsys.readouterr().out
     assert (out / "plan.toml").is_file() and (out / "order.toml").is_file()
     assert "7 days × 4 × NVIDIA RTX A6000 = 672 card-hours bought" in text
-    assert "17 of 18 matrix runs fit" in text
-    assert "Does not fit" in text and "Warnings" in text
+    assert "18 of 18 runs fit (optimal)" in text
+    assert "Does not fit" not in text and "Warnings" in text
     assert f"Wrote {out / 'plan.toml'}" in text
 
 

@@ -46,3 +46,19 @@ def test_an_embedding_plan_judges_the_model_folder_without_loading_it(tmp_path: 
     proc = subprocess.run([sys.executable, "-c", EMBED_CODE, str(tmp_path / "o")],
                           capture_output=True, text=True, check=True)
     assert proc.stdout.strip().splitlines()[-1] == "0 []"
+
+
+PLAIN = """
+import sys
+from planner.cli import main
+rc = main(["--preset", sys.argv[1]] + sys.argv[2:])
+print(rc, sorted(m for m in sys.modules if m.split(".")[0] == "ortools"))
+"""
+
+
+def test_a_plain_plan_never_loads_the_optimizer(tmp_path: Path) -> None:
+    # A plan without --out, and an export whose every run fits, stay on the fast packer.
+    for args in (["ablation-30d"], ["ablation-7d", "--out", str(tmp_path / "o")]):
+        proc = subprocess.run([sys.executable, "-c", PLAIN, *args], capture_output=True,
+                              text=True, check=True)
+        assert proc.stdout.strip().splitlines()[-1] == "0 []"

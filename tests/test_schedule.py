@@ -80,3 +80,9 @@ def test_invariants(w: tuple[list[float], list[int], int, float, list[int]]) -> 
         start = max(free[needed[i] - 1], ready)
         assert start + durations[i] > horizon - EPS, (
             "no unscheduled run fits in the idle tail of enough cards")
+
+
+def test_a_run_ending_at_the_horizon_fits() -> None:
+    # 3 × 1.1 h sums to 3.3000000000000003 in floating point: still inside 3.3 h.
+    out = schedule([1.1, 1.1, 1.1], [1, 1, 1], 1, 3.3)
+    assert all(p is not None for p in out)

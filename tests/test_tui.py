@@ -53,12 +53,13 @@ async def test_switching_7_to_30_days_changes_the_runs_that_fit() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         before = fit(app.workspace)
-        assert (before, app.workspace.plan.summary.matrix_runs) == (17, 18)
+        assert (before, app.workspace.plan.summary.matrix_runs) == (18, 18)
+        assert "18 of 18 runs fit (optimal)" in status(app)
         await pilot.press("m")  # 30 days
         await pilot.pause()
         assert app.workspace.preset.campaign.window_days == 30
         assert fit(app.workspace) == 18
-        assert "18 of 18 runs fit" in status(app)
+        assert "18 of 18 runs fit (optimal)" in status(app)
         await pilot.press("3")
         await pilot.pause()
         rows = [line.plain for line in app.screen.query_one(MatrixTable).lines()]

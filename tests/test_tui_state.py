@@ -114,5 +114,5 @@ def test_cost_shown_when_priced() -> None:
     assert cost(ws.plan) == "cost unknown (no price)"
     priced = state.apply(ws, state.edit(ws.preset, "campaign", price_per_card_hour=1.25),
                          CATALOG)
-    assert cost(priced.plan) == ("cost 840.00 USD (1.25 USD per card-hour), 49.41 USD per "
+    assert cost(priced.plan) == ("cost 840.00 USD (1.25 USD per card-hour), 46.67 USD per "
                                  "completed run")
