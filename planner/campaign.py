@@ -24,6 +24,7 @@ from planner.plan import (
 from planner.preset import FactorValue, Preset, Training
 from planner.schedule import Placement, schedule
 from planner.summary import summarize
+from planner.templates import Args, TemplateError, render
 
 if TYPE_CHECKING:
     from planner.embed.layout import Layout
@@ -88,10 +89,9 @@ def check(preset: Preset, catalog: Catalog, source: str | None = None) -> tuple[
 
 def _command(template: str, source: str | None, field: str, **values: object) -> str:
     try:
-        return template.format(**values)
-    except (KeyError, IndexError, AttributeError) as exc:
-        raise InputError(f"placeholder {exc} has no value for this run", file=source,
-                         field=field) from None
+        return render(template, values)
+    except TemplateError as exc:
+        raise InputError(str(exc), file=source, field=field) from None
 
 
 def _training_runs(preset: Preset, training: Training, cid: str, specs: list[RunSpec],
@@ -104,7 +104,7 @@ def _training_runs(preset: Preset, training: Training, cid: str, specs: list[Run
     rob_by_name = {r.name: r for r in training.robustness}
     adaptation = _adaptation_values(preset)
     # What depends only on the configuration is worked out once, not once per seed.
-    per_config: dict[str, tuple[str, FactorValue, dict[str, str], str]] = {}
+    per_config: dict[str, tuple[str, FactorValue, dict[str, str], Args]] = {}
     for spec, place, first in zip(specs, placed, earliest, strict=True):
         cfg = spec.config
         if place is None:
@@ -142,7 +142,7 @@ def _training_runs(preset: Preset, training: Training, cid: str, specs: list[Run
     return runs, missing
 
 
-def _config_values(cfg: Config) -> tuple[str, FactorValue, dict[str, str], str]:
+def _config_values(cfg: Config) -> tuple[str, FactorValue, dict[str, str], Args]:
     """(factor, value, factors as text, overrides) of one configuration."""
     if len(cfg.changes) == 1:
         ((factor, value),) = cfg.changes.items()
@@ -150,7 +150,7 @@ def _config_values(cfg: Config) -> tuple[str, FactorValue, dict[str, str], str]:
         factor = "+".join(cfg.changes)
         value = "+".join(fmt_value(v) for v in cfg.changes.values())
     factors = {k: fmt_value(v) for k, v in cfg.factors.items()}
-    return factor, value, factors, " ".join(f"{k}={v}" for k, v in factors.items())
+    return factor, value, factors, Args(f"{k}={v}" for k, v in factors.items())
 
 
 def _adaptation_values(preset: Preset) -> dict[str, str]:

@@ -30,6 +30,7 @@ from planner.plan import (
 from planner.preset import Embedding, Preset
 from planner.schedule import schedule
 from planner.summary import summary_figures
+from planner.templates import TemplateError, render
 
 if TYPE_CHECKING:
     from planner.embed.layout import Layout
@@ -119,16 +120,15 @@ def plan_embedding(preset: Preset, card: Card, campaign: PlanCampaign, warnings:
             continue
         out_dir = f"{out_root}/v{version}"
         try:
-            command = e.command.format(
+            command = render(e.command, dict(
                 plan="plan.toml", run_id=rid, campaign_id=campaign.id, version=version,
                 part=part, parts=n, shard=part, shards=n, out_dir=out_dir,
                 resume=f"{out_dir}/manifest.toml", model=e.model, tokenizer=e.tokenizer,
                 truncation=e.truncation_tokens, pooling=e.pooling,
                 normalization=e.normalization, batching=e.batching, batch_size=e.batch_size,
-                token_budget=e.token_budget)
-        except (KeyError, IndexError, AttributeError) as exc:
-            raise InputError(f"placeholder {exc} has no value", file=source,
-                             field="embedding.command") from None
+                token_budget=e.token_budget))
+        except TemplateError as exc:
+            raise InputError(str(exc), file=source, field="embedding.command") from None
         runs.append(Run(
             id=rid, kind="embed", variant=f"v{version}", factor="", value="",
             version=version, shard=part, card=list(place.cards),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Literal, Self
 
 from pydantic import Field, field_validator, model_validator
@@ -12,6 +14,27 @@ from planner.model import SLUG, Strict
 from planner.templates import TRAINING_PLACEHOLDERS, check_template
 
 FactorValue = str | int | float | bool
+
+FACTOR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
+"""A factor name: identifier-like (dots and dashes allowed after the first character), at
+most 64 characters; it becomes `name=value` in {overrides}."""
+MAX_VALUE_CHARS = 1024
+"""Longest text value of a factor."""
+
+
+def check_factors(v: dict[str, FactorValue]) -> dict[str, FactorValue]:
+    """Factor names identifier-like; values finite numbers or bounded text."""
+    for name, value in v.items():
+        if not FACTOR_NAME.fullmatch(name):
+            raise ValueError(f"factor name {name[:80]!r} is not identifier-like: letters, "
+                             "digits, `_`, `.` and `-`, starting with a letter or `_`, at "
+                             "most 64 characters")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"factor {name}: {value} is not a finite number")
+        if isinstance(value, str) and (len(value) > MAX_VALUE_CHARS or "\0" in value):
+            raise ValueError(f"factor {name}: text values are at most {MAX_VALUE_CHARS} "
+                             "characters, without NUL")
+    return v
 
 
 class Costed(Strict):
@@ -37,7 +60,7 @@ class Baseline(Costed):
     def _some(cls, v: dict[str, FactorValue]) -> dict[str, FactorValue]:
         if not v:
             raise ValueError("the baseline needs at least one factor")
-        return v
+        return check_factors(v)
 
 
 class Variant(Costed):
@@ -50,6 +73,11 @@ class Variant(Costed):
     waive_one_factor: str = ""
     """A reason to accept a variant that breaks the one-factor rule; the break becomes a
     warning carried into the plan instead of an error."""
+
+    @field_validator("changes")
+    @classmethod
+    def _changes(cls, v: dict[str, FactorValue]) -> dict[str, FactorValue]:
+        return check_factors(v)
 
 
 class Robustness(Strict):

@@ -5,35 +5,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
-import shlex
 import signal
 from pathlib import Path
 from typing import Any
 
 from planner.plan import Run
+from planner.templates import launch_mode
 
 SHIM = Path(__file__).with_name("shim.py")
-
-# Characters that mean something to a shell but not to a plain argument vector. A command
-# holding any of them runs under /bin/sh -c; others are split like a shell would and run
-# directly, which keeps signals going straight to the program.
-_SHELL_SYNTAX = set("$`*?[~;&|<>()#\n")
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-
-
-def launch_mode(command: str) -> tuple[str, list[str]]:
-    """`("exec", argv)` for a plain command, `("shell", [command])` when it needs a shell."""
-    if _SHELL_SYNTAX & set(command):
-        return "shell", [command]
-    try:
-        argv = shlex.split(command)
-    except ValueError:  # unbalanced quotes: let the shell report it in the run's log
-        return "shell", [command]
-    if not argv or _ASSIGNMENT.match(argv[0]):
-        return "shell", [command]
-    return "exec", argv
-
+__all__ = ["SHIM", "alive", "identity", "kill_leftovers", "launch_mode", "run_env",
+           "signal_group"]
 
 def run_env(run: Run, workdir: Path, cards: list[int], attempt: int, plan_path: Path,
             campaign_id: str) -> dict[str, str]:
