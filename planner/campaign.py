@@ -23,6 +23,7 @@ from planner.plan import (
 )
 from planner.preset import FactorValue, Preset, Training
 from planner.schedule import Placement, schedule
+from planner.paths import run_id_problem
 from planner.summary import summarize
 from planner.templates import Args, TemplateError, render
 
@@ -142,6 +143,29 @@ def _training_runs(preset: Preset, training: Training, cid: str, specs: list[Run
     return runs, missing
 
 
+def _check_ids(preset: Preset, training: Training, specs: list[RunSpec],
+               source: str | None) -> None:
+    """Refuse, before anything is planned, a run id too long to name its files."""
+    section = preset.campaign.kind
+    variants = {v.name: i for i, v in enumerate(training.variants)}
+    controls = {r.name: i for i, r in enumerate(training.robustness)}
+    for spec in specs:
+        problem = run_id_problem(spec.id)
+        if problem is None:
+            continue
+        # Name the longest of the names the id is made of.
+        parts = [(len(preset.campaign.id or preset.campaign.name),
+                  "campaign.id" if preset.campaign.id else "campaign.name")]
+        if spec.config.name in variants:
+            parts.append((len(spec.config.name),
+                          f"{section}.variants[{variants[spec.config.name]}].name"))
+        if spec.robustness in controls:
+            parts.append((len(spec.robustness),
+                          f"{section}.robustness[{controls[spec.robustness]}].name"))
+        raise InputError(problem + "; shorten the names it is made of", file=source,
+                         field=max(parts)[1])
+
+
 def _config_values(cfg: Config) -> tuple[str, FactorValue, dict[str, str], Args]:
     """(factor, value, factors as text, overrides) of one configuration."""
     if len(cfg.changes) == 1:
@@ -228,6 +252,7 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
                                                     card, catalog)
         warnings += more
     specs = expand(training, cfgs, cid, o)
+    _check_ids(preset, training, specs, source)
     fitting = [s.config.fits for s in specs]
     # Configurations that do not fit memory never reach the scheduler, and neither do
     # evaluations of them.

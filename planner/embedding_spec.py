@@ -9,6 +9,7 @@ from pydantic import Field, field_validator, model_validator
 from planner.costs import Figure
 from planner.measure_spec import MeasureSpec
 from planner.model import Strict
+from planner.paths import check_root
 from planner.templates import EMBEDDING_PLACEHOLDERS, check_template
 
 
@@ -80,6 +81,11 @@ class Embedding(Strict):
     @classmethod
     def _template(cls, v: str) -> str:
         return check_template(v, EMBEDDING_PLACEHOLDERS | {"plan"})
+
+    @field_validator("export_root")
+    @classmethod
+    def _root(cls, v: str) -> str:
+        return check_root(v)
 
     @model_validator(mode="after")
     def _budget(self) -> Self:

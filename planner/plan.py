@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import Field, field_validator
+
 from planner.corpus_plan import CorpusPlan
 from planner.costs import Figure
 from planner.measurements import MeasuredFrom
 from planner.model import Lax
+from planner.paths import check_run_id, check_run_path
 from planner.preset import FactorValue, Overheads
 
 
@@ -123,8 +126,24 @@ class Run(Lax):
     """Path a relaunch resumes from (its latest checkpoint)."""
     depends_on: str = ""
     """Run that must finish first (robustness evaluations)."""
-    max_retries: int = 0
+    max_retries: int = Field(default=0, ge=0, le=1000)
     """Retries before the run is marked failed."""
+
+    # A plan.toml is a file people edit: what names files is checked again on reading.
+    @field_validator("id")
+    @classmethod
+    def _id(cls, v: str) -> str:
+        return check_run_id(v)
+
+    @field_validator("depends_on")
+    @classmethod
+    def _depends(cls, v: str) -> str:
+        return v and check_run_id(v)
+
+    @field_validator("checkpoint_dir", "export_name", "resume")
+    @classmethod
+    def _path(cls, v: str) -> str:
+        return check_run_path(v)
 
 
 class NotFitting(Lax):

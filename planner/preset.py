@@ -13,6 +13,7 @@ from pydantic import Field, field_validator, model_validator
 
 from planner.embedding_spec import Embedding, TokenLengths
 from planner.model import SLUG, Strict
+from planner.paths import NAME_CHARS
 from planner.training import (
     Adaptation,
     Baseline,
@@ -33,9 +34,9 @@ Kind = Literal["ablation", "embedding", "adaptation"]
 class Campaign(Strict):
     """What is rented, for how long, and what kind of campaign runs on it."""
 
-    name: str = Field(pattern=SLUG)
-    """Campaign name: letters, digits, `.`, `_` and `-`."""
-    id: str | None = Field(default=None, pattern=SLUG)
+    name: str = Field(pattern=SLUG, max_length=NAME_CHARS)
+    """Campaign name: letters, digits, `.`, `_` and `-`; at most 64 characters."""
+    id: str | None = Field(default=None, pattern=SLUG, max_length=NAME_CHARS)
     """Stable campaign id carried by every run id; derived from the name and preset when unset."""
     kind: Kind
     """`ablation`, `embedding` or `adaptation`; the preset's matching section describes it."""

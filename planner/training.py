@@ -4,16 +4,24 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Literal, Self
+from typing import Annotated, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
 from planner.costs import Figure
 from planner.measure_spec import MeasureSpec
 from planner.model import SLUG, Strict
+from planner.paths import NAME_CHARS, check_root
 from planner.templates import TRAINING_PLACEHOLDERS, check_template
 
 FactorValue = str | int | float | bool
+Seed = Annotated[int, Field(ge=-(2**63), lt=2**63)]
+"""A seed: a signed 64-bit integer."""
+MAX_SEEDS = 1000
+MAX_VARIANTS = 1000
+MAX_CONTROLS = 100
+MAX_RUNS = 100_000
+"""Most runs a training matrix may expand to (configurations × seeds × (1 + controls))."""
 
 FACTOR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
 """A factor name: identifier-like (dots and dashes allowed after the first character), at
@@ -66,8 +74,8 @@ class Baseline(Costed):
 class Variant(Costed):
     """One ablation: the baseline with exactly one factor changed."""
 
-    name: str = Field(pattern=SLUG)
-    """Variant name, used in run ids."""
+    name: str = Field(pattern=SLUG, max_length=NAME_CHARS)
+    """Variant name, used in run ids; at most 64 characters."""
     changes: dict[str, FactorValue]
     """The factor this variant changes and its new value, e.g. `{ loss = "ce" }`."""
     waive_one_factor: str = ""
@@ -83,8 +91,8 @@ class Variant(Costed):
 class Robustness(Strict):
     """An extra evaluation run on trained checkpoints, scheduled after all training."""
 
-    name: str = Field(pattern=SLUG)
-    """Control name, used in run ids."""
+    name: str = Field(pattern=SLUG, max_length=NAME_CHARS)
+    """Control name, used in run ids; at most 64 characters."""
     eval_minutes: float = Field(gt=0)
     """Duration of this evaluation for one trained run."""
     applies_to: list[str] = []
@@ -104,8 +112,8 @@ class Training(Strict):
 
     steps: int = Field(ge=1)
     """Optimizer steps per run."""
-    seeds: list[int] = Field(min_length=1)
-    """Seeds; the whole matrix repeats once per seed, in this order."""
+    seeds: list[Seed] = Field(min_length=1, max_length=MAX_SEEDS)
+    """Seeds; the whole matrix repeats once per seed, in this order (at most 1000)."""
     micro_batch: int = Field(ge=1)
     """Samples per card per forward pass."""
     accumulation: int = Field(default=1, ge=1)
@@ -117,19 +125,20 @@ class Training(Strict):
     when given it must equal that product."""
     baseline: Baseline
     """The kept baseline."""
-    variants: list[Variant] = []
-    """The variants, written down before the first launch."""
-    robustness: list[Robustness] = []
-    """Robustness controls: extra evaluations, scheduled last."""
+    variants: list[Variant] = Field(default=[], max_length=MAX_VARIANTS)
+    """The variants, written down before the first launch (at most 1000)."""
+    robustness: list[Robustness] = Field(default=[], max_length=MAX_CONTROLS)
+    """Robustness controls: extra evaluations, scheduled last (at most 100)."""
     max_retries: int = Field(default=1, ge=0)
     """How often the executor retries a failed run before marking it failed."""
     command: str
     """Command for one run, with placeholders such as {run_id}, {seed}, {overrides},
     {factors[name]}, {checkpoint_dir}, {resume}, {micro_batch}, {accumulation}."""
     checkpoint_root: str = "checkpoints"
-    """Folder holding one checkpoint folder per run, named by run id."""
+    """Folder holding one checkpoint folder per run, named by run id: relative to the
+    working directory, or absolute (a data disk); never with `..`."""
     export_root: str = "exports"
-    """Folder holding final exports, named by run id."""
+    """Folder holding final exports, named by run id; relative or absolute, never `..`."""
     measure: MeasureSpec | None = None
     """How `campaign-planner measure` builds this workload: a reference transformer or your
     own factory (see `planner.measure_spec`)."""
@@ -149,6 +158,11 @@ class Training(Strict):
     def _template(cls, v: str) -> str:
         return check_template(v, TRAINING_PLACEHOLDERS)
 
+    @field_validator("checkpoint_root", "export_root")
+    @classmethod
+    def _root(cls, v: str) -> str:
+        return check_root(v)
+
     @model_validator(mode="after")
     def _batch_rule(self) -> Self:
         product = self.micro_batch * self.accumulation * self.cards_per_run
@@ -158,6 +172,10 @@ class Training(Strict):
                 f"cards_per_run = {self.micro_batch} × {self.accumulation} × "
                 f"{self.cards_per_run} = {product}"
             )
+        runs = (1 + len(self.variants)) * len(self.seeds) * (1 + len(self.robustness))
+        if runs > MAX_RUNS:
+            raise ValueError(f"@seeds: the matrix would have {runs} runs; at most "
+                             f"{MAX_RUNS} are planned")
         names = [v.name for v in self.variants]
         for name in names:
             if name == "baseline":
