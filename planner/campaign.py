@@ -12,6 +12,7 @@ from planner.catalog import Card, Catalog
 from planner.errors import InputError
 from planner.matrix import Config, RunSpec, configs, expand, fmt_value, memory_budget
 from planner.measurements import Measurements, provenance
+from planner.paths import run_id_problem
 from planner.plan import (
     AdaptationPlan,
     Assumptions,
@@ -23,7 +24,6 @@ from planner.plan import (
 )
 from planner.preset import FactorValue, Preset, Training
 from planner.schedule import Placement, schedule
-from planner.paths import run_id_problem
 from planner.summary import summarize
 from planner.templates import Args, TemplateError, render
 

@@ -10,6 +10,7 @@ relaunches it from its latest checkpoint.
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import signal
 import subprocess
@@ -28,7 +29,9 @@ from planner.run.procs import (
     identity,
     kill_leftovers,
     launch_mode,
+    lock_path,
     run_env,
+    run_lock,
     signal_group,
 )
 from planner.run.status import span
@@ -60,6 +63,8 @@ class Executor:
         self.fps = {r.id: run_fingerprint(r) for r in plan.runs}
         self.active: dict[str, Active] = {}
         self.blocked: dict[str, str] = {}
+        self.waiting: set[str] = set()
+        """Runs whose lock another executor holds (started from another folder)."""
         self.stop_signal: int | None = None
         self.kill_now = False
 
@@ -87,7 +92,7 @@ class Executor:
                 self.observe()
                 if self.stop_signal is None:
                     self.launch_ready()
-                if not self.active:
+                if not self.active and not self.waiting:
                     break
                 time.sleep(self.poll)
             if self.stop_signal is not None:
@@ -164,8 +169,19 @@ class Executor:
             need = len(run.card)
             if need > len(free):
                 return  # plan order: later runs do not jump ahead of a wider one
+            lock = run_lock(self.ws.workdir, run)
+            if lock is None:
+                if run.id not in self.waiting:
+                    self.waiting.add(run.id)
+                    self.say(f"waiting: {run.id} is running elsewhere (its lock "
+                             f"{lock_path(self.ws.workdir, run)} is held)")
+                continue
+            self.waiting.discard(run.id)
             take, free = free[:need], free[need:]
-            self.launch(run, take)
+            try:
+                self.launch(run, take, lock)
+            finally:
+                os.close(lock)  # the launcher holds its own copy for the run's lifetime
 
     def _checkpoint_mtime(self, run: Run) -> float | None:
         if run.kind != "train":  # others read or share a folder: nothing of their own to see
@@ -175,7 +191,7 @@ class Executor:
         except OSError:
             return None
 
-    def launch(self, run: Run, cards: list[int]) -> None:
+    def launch(self, run: Run, cards: list[int], lock: int) -> None:
         wd = self.ws.workdir
         problem = check_manifest(wd, run)
         if problem:  # checked before the session too; this catches a folder changed since
@@ -200,9 +216,10 @@ class Executor:
             log.flush()
             env = run_env(run, wd, cards, attempt, self.plan_path, self.plan.campaign.id)
             proc = subprocess.Popen(
-                [sys.executable, "-I", str(SHIM), str(exit_file), f"--{mode}", *args],
+                [sys.executable, "-I", str(SHIM), str(exit_file), "--lock", str(lock),
+                 f"--{mode}", *args],
                 stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, cwd=wd, env=env,
-                start_new_session=True)
+                start_new_session=True, pass_fds=(lock,))
         process = {**identity(proc.pid), "token": token}
         self.event("started", run=run.id, attempt=attempt, cards=cards,
                    fingerprint=self.fps[run.id], resume=str(resume) if resuming else "",

@@ -5,7 +5,10 @@ before telling it to go. It then starts the command, outlives the executor if th
 dies, and records the command's exit status durably, so the next executor learns how a run
 ended even when it was not there to see it.
 
-    python -I shim.py EXIT_FILE (--exec ARGV... | --shell COMMAND)
+    python -I shim.py EXIT_FILE --lock FD (--exec ARGV... | --shell COMMAND)
+
+FD holds the run's lock (see `procs.run_lock`); the command inherits it, so the lock is
+released only when the last process of the run has exited.
 """
 
 from __future__ import annotations
@@ -76,7 +79,7 @@ def _ignore(signum: int, frame: object) -> None:
 
 def main(argv: list[str]) -> int:
     """Wait for the executor's go, run the command, record its exit status."""
-    exit_file, mode, *rest = argv
+    exit_file, _, lock, mode, *rest = argv
     # The executor writes "go" only after journalling this process; end of input means it
     # died in between: the command never starts, and the record says so.
     if sys.stdin.readline().strip() != "go":
@@ -89,7 +92,7 @@ def main(argv: list[str]) -> int:
         signal.signal(sig, _ignore)
     args = rest if mode == "--exec" else ["/bin/sh", "-c", rest[0]]
     try:
-        child = subprocess.Popen(args, stdin=subprocess.DEVNULL)
+        child = subprocess.Popen(args, stdin=subprocess.DEVNULL, pass_fds=(int(lock),))
     except OSError as exc:
         print(f"campaign-planner: cannot start {args[0]!r}: {exc.strerror}", flush=True)
         _write_exit(exit_file, 127)
