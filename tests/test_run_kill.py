@@ -73,6 +73,13 @@ def _check(plan_path: Path, reference: dict[str, object], stats: Counter) -> Non
         assert ends and all(e["state"] == ends[0]["state"] for e in ends)
 
 
+def _events(workdir: Path) -> int:
+    try:
+        return (workdir / "campaign-run" / "journal.jsonl").read_bytes().count(b"\n")
+    except FileNotFoundError:
+        return 0
+
+
 def test_sigkill_at_random_moments(tmp_path: Path) -> None:
     plan_path = h.make_plan(tmp_path / "plan", h.preset(steps=40, every=4))
     plan = h.load(plan_path)
@@ -95,8 +102,12 @@ def test_sigkill_at_random_moments(tmp_path: Path) -> None:
         shutil.copy(plan_path, workdir)
         trial_plan = workdir / "plan.toml"
         for _ in range(min(KILLS_PER_TRIAL, KILLS - stats["kills"])):
+            # The moment is picked by progress, not by a clock: after a random number of
+            # further journal events, however slow or loaded the machine.
+            target = _events(workdir) + rng.randint(1, 14)
             proc = h.start(trial_plan, out=workdir / "executor.out")
-            time.sleep(rng.uniform(0.05, 1.0))
+            while proc.poll() is None and _events(workdir) < target:
+                time.sleep(0.005)
             if proc.poll() is not None:
                 break
             everything = rng.random() < 0.5
