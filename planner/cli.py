@@ -127,9 +127,9 @@ def cmd_plan(argv: Sequence[str]) -> int:
     order, order_warnings = make_order(preset, plan, card, contact)
     if order_warnings:
         plan = plan.model_copy(update={"warnings": [*plan.warnings, *order_warnings]})
-    written = write_exports(args.out, plan, order, force=args.force) if args.out else []
-    if layout is not None and args.out:
-        written += layout.install(args.out, force=True)
+    extra = layout.files() if layout is not None else []
+    written = write_exports(args.out, plan, order, force=args.force, extra=extra) \
+        if args.out else []
     if args.json:
         doc = plan.model_dump(mode="json", exclude={"runs", "assumptions"})
         doc["order"] = order.model_dump(mode="json")

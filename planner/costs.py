@@ -6,6 +6,7 @@ from typing import Literal, Self
 
 from pydantic import Field, model_validator
 
+from planner import bounds
 from planner.model import Strict
 
 Source = Literal["entered", "measured", "scaled", "analytic"]
@@ -14,7 +15,7 @@ Source = Literal["entered", "measured", "scaled", "analytic"]
 class Figure(Strict):
     """A number and where it came from."""
 
-    value: float = Field(gt=0)
+    value: float = Field(gt=0, le=bounds.FIGURE)
     """The figure itself, in the unit named by the field that holds it."""
     source: Source
     """`entered` by hand, `measured` on `device`, `scaled` from a measurement on `device`,

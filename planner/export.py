@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from planner.errors import InputError, from_validation
+from planner.errors import from_validation
 from planner.order import Order
 from planner.plan import Plan
-from planner.tomlio import dumps, read_toml, write_all
+from planner.replace import replace_together
+from planner.tomlio import dumps, read_toml
 
 HEADER_PLAN = ("# campaign-planner plan: runs in plan order, times in hours from the window's "
                "start.\n# Run it on the rented machine; every figure's provenance is in "
@@ -28,15 +30,15 @@ def order_toml(order: Order) -> str:
 
 
 def write_exports(out_dir: str | Path, plan: Plan, order: Order, *,
-                  force: bool = False) -> list[Path]:
-    """Write both files into `out_dir`; nothing is written if either would overwrite
-    an existing file without `force`."""
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise InputError("exists and is not a folder", file=out, field="--out")
+                  force: bool = False, extra: Sequence[Path] = ()) -> list[Path]:
+    """Write both files into `out_dir`, with the finished files `extra` (a corpus's shard
+    list) moved in beside them, as a unit: all are replaced, or none (a full disk, a file
+    that would be overwritten without `force`)."""
+    out = Path(out_dir).expanduser().absolute()
     targets = [(out / "plan.toml", plan_toml(plan)), (out / "order.toml", order_toml(order))]
-    write_all(targets, force=force)
-    return [p for p, _ in targets]
+    moves = [(out / p.name, p) for p in extra]
+    replace_together(out, targets, moves, force=force)
+    return [p for p, _ in targets] + [p for p, _ in moves]
 
 
 def read_plan(path: str | Path) -> Plan:

@@ -28,4 +28,6 @@ class Strict(BaseModel):
         frozen=True,
         strict=True,
         use_attribute_docstrings=True,
+        # inf and nan are never a figure anyone means; refused in every input file.
+        allow_inf_nan=False,
     )

@@ -79,10 +79,16 @@ def _quote_state(text: str, state: str, escaped: bool) -> tuple[str, bool]:
 
 
 def _quoted(value: str, state: str) -> str:
+    # Inside the template's own quotes a value that cannot end them or expand stays as it
+    # is (readable); any other is quoted on its own between a closing and a reopening.
+    if state == '"' and not any(c in value for c in '"\\$`'):
+        return value
+    if state == "'" and "'" not in value:
+        return value
     q = shlex.quote(value)
     if q == value or not state:
         return q
-    return f"{state}{q}{state}"  # close the template's quote, the value, reopen it
+    return f"{state}{q}{state}"
 
 
 class TemplateError(ValueError):

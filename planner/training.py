@@ -8,6 +8,7 @@ from typing import Annotated, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
+from planner import bounds
 from planner.costs import Figure
 from planner.measure_spec import MeasureSpec
 from planner.model import SLUG, Strict
@@ -52,7 +53,7 @@ class Costed(Strict):
     """Seconds per optimizer step (micro-batch × accumulation samples per card)."""
     peak_memory_gib: Figure
     """Peak device memory per card at the workload's micro-batch, in GiB."""
-    memory_per_sample_gib: float | None = Field(default=None, gt=0)
+    memory_per_sample_gib: float | None = Field(default=None, gt=0, le=bounds.GIB)
     """How much the peak grows per micro-batch sample; lets the planner shrink the
     micro-batch (raising accumulation) when the peak does not fit the card."""
 
@@ -93,7 +94,7 @@ class Robustness(Strict):
 
     name: str = Field(pattern=SLUG, max_length=NAME_CHARS)
     """Control name, used in run ids; at most 64 characters."""
-    eval_minutes: float = Field(gt=0)
+    eval_minutes: float = Field(gt=0, le=bounds.MINUTES)
     """Duration of this evaluation for one trained run."""
     applies_to: list[str] = []
     """Variant names it evaluates (`baseline` for the baseline); empty means all."""
@@ -110,17 +111,17 @@ class Robustness(Strict):
 class Training(Strict):
     """An ablation matrix: a kept baseline, one-factor variants, repeated over seeds."""
 
-    steps: int = Field(ge=1)
+    steps: int = Field(ge=1, le=bounds.STEPS)
     """Optimizer steps per run."""
     seeds: list[Seed] = Field(min_length=1, max_length=MAX_SEEDS)
     """Seeds; the whole matrix repeats once per seed, in this order (at most 1000)."""
-    micro_batch: int = Field(ge=1)
+    micro_batch: int = Field(ge=1, le=bounds.BATCH)
     """Samples per card per forward pass."""
-    accumulation: int = Field(default=1, ge=1)
+    accumulation: int = Field(default=1, ge=1, le=bounds.BATCH)
     """Micro-batches accumulated per optimizer step."""
-    cards_per_run: int = Field(default=1, ge=1)
+    cards_per_run: int = Field(default=1, ge=1, le=4096)
     """Cards one run uses (data parallel)."""
-    effective_batch: int | None = Field(default=None, ge=1)
+    effective_batch: int | None = Field(default=None, ge=1, le=bounds.EFFECTIVE_BATCH)
     """The rule every variant keeps: micro_batch × accumulation × cards_per_run. Optional;
     when given it must equal that product."""
     baseline: Baseline
@@ -129,7 +130,7 @@ class Training(Strict):
     """The variants, written down before the first launch (at most 1000)."""
     robustness: list[Robustness] = Field(default=[], max_length=MAX_CONTROLS)
     """Robustness controls: extra evaluations, scheduled last (at most 100)."""
-    max_retries: int = Field(default=1, ge=0)
+    max_retries: int = Field(default=1, ge=0, le=1000)
     """How often the executor retries a failed run before marking it failed."""
     command: str
     """Command for one run, with placeholders such as {run_id}, {seed}, {overrides},

@@ -16,8 +16,9 @@ from planner.errors import InputError
 from planner.run.slurm_options import time_seconds, warning_seconds
 from tests.run_fixtures import harness as h
 
-HOLD = ("mkdir -p {checkpoint_dir} && touch {checkpoint_dir}/started && "
-        "trap 'exit 0' TERM && while :; do sleep 0.05; done")
+# The trap is set before `started` appears, so the test's signal always meets it.
+HOLD = ("trap 'exit 0' TERM && mkdir -p {checkpoint_dir} && touch {checkpoint_dir}/started "
+        "&& while :; do sleep 0.05; done")
 
 
 def _export(tmp_path: Path, data: dict[str, object], *options: str) -> tuple[Path, Path]:

@@ -15,11 +15,11 @@ from functools import partial
 from pathlib import Path
 
 from planner.plan import Plan, Run
+from planner.replace import replace_together
 from planner.run import slurm_options as options
 from planner.run.journal import RUN_DIR
 from planner.run.params import manifest_text, run_fingerprint
 from planner.run.slurm_options import time_seconds, warning_seconds
-from planner.tomlio import write_all
 
 TASK = r"""
 i="${SLURM_ARRAY_TASK_ID:?submit this script with sbatch (see submit.sh)}"
@@ -231,7 +231,7 @@ def export(plan: Plan, plan_path: Path, out_dir: Path, workdir: Path, *, force: 
                   submit_script([index[r.depends_on] for r in evals], workdir)))
     files += [(out_dir / "manifests" / f"{r.id}.manifest.toml", manifest_text(r))
               for r in plan.runs]
-    write_all(files, force=force)
+    replace_together(out_dir, files, force=force)
     for path, _ in files:
         if path.suffix in (".sbatch", ".sh"):
             path.chmod(0o755)
