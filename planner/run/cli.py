@@ -96,10 +96,7 @@ def dry_run(plan: Plan, plan_path: Path, ws: Workspace, hist: History,
 def cmd_run(argv: Sequence[str]) -> int:
     """Run a plan (or show, with --dry-run, what would run)."""
     args = run_parser().parse_args(argv)
-    from planner.errors import InputError
-
-    if args.poll <= 0 or args.grace < 0:
-        raise InputError("must be positive", field="--poll" if args.poll <= 0 else "--grace")
+    prepare.check_times(args.poll, args.grace)
     plan, plan_path = prepare.load_plan(args.plan)
     cards = prepare.parse_cards(args.cards, plan)
     window_start = prepare.parse_window_start(args.window_start)

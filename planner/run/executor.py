@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from planner.errors import InputError
 from planner.plan import Plan, Run
 from planner.run.journal import History, Journal, RunRecord, Workspace
 from planner.run.params import check_manifest, run_fingerprint, write_manifest
@@ -55,16 +56,19 @@ class Executor:
 
     def __init__(self, plan: Plan, plan_path: Path, ws: Workspace, journal: Journal,
                  history: History, cards: list[int], *, poll: float = 1.0,
-                 grace: float = 30.0, out: TextIO = sys.stdout) -> None:
+                 grace: float = 30.0, out: TextIO | None = None) -> None:
         self.plan, self.plan_path, self.ws = plan, plan_path, ws
         self.journal, self.history, self.cards = journal, history, cards
-        self.poll, self.grace, self.out = poll, grace, out
+        self.poll, self.grace = poll, grace
+        self.out = out or sys.stdout  # looked up now: a caller may have replaced it
         self.runs = {r.id: r for r in plan.runs}
         self.fps = {r.id: run_fingerprint(r) for r in plan.runs}
         self.active: dict[str, Active] = {}
         self.blocked: dict[str, str] = {}
         self.waiting: set[str] = set()
         """Runs whose lock another executor holds (started from another folder)."""
+        self.not_before: dict[str, float] = {}
+        """Runs whose launcher recorded no exit, and when they may be retried (back-off)."""
         self.stop_signal: int | None = None
         self.kill_now = False
 
@@ -92,7 +96,7 @@ class Executor:
                 self.observe()
                 if self.stop_signal is None:
                     self.launch_ready()
-                if not self.active and not self.waiting:
+                if not self.active and not self.waiting and not self.not_before:
                     break
                 time.sleep(self.poll)
             if self.stop_signal is not None:
@@ -157,6 +161,9 @@ class Executor:
                 return
             if run.id in self.active or run.id in self.blocked:
                 continue
+            if self.not_before.get(run.id, 0.0) > time.time():
+                continue
+            self.not_before.pop(run.id, None)
             if self.record(run.id).state in ("finished", "failed"):
                 continue
             why = self.dependency(run)
@@ -192,6 +199,13 @@ class Executor:
             return None
 
     def launch(self, run: Run, cards: list[int], lock: int) -> None:
+        try:
+            self._launch(run, cards, lock)
+        except OSError as exc:  # a full disk, a folder that cannot be made
+            raise InputError(f"cannot start run {run.id}: {exc.strerror or exc}",
+                             file=exc.filename or self.ws.workdir) from None
+
+    def _launch(self, run: Run, cards: list[int], lock: int) -> None:
         wd = self.ws.workdir
         problem = check_manifest(wd, run)
         if problem:  # checked before the session too; this catches a folder changed since
@@ -262,6 +276,12 @@ class Executor:
             # The launcher died without a record: make sure nothing of the run lives on.
             kill_leftovers(a.process["pid"], rid)
         took = span(time.time() - a.started)
+        unrecorded = not recorded and a.proc is not None and self.stop_signal is None
+        if unrecorded and a.proc is not None:
+            # A launcher of this executor ended without recording an exit (a full disk):
+            # it counts as a try, retried after a back-off rather than at once and forever.
+            status = a.proc.returncode
+            code = status if status is not None and status > 0 else 125
         if code == 0:
             outcome = "finished"
             self.say(f"finished {rid} after {took}")
@@ -274,6 +294,10 @@ class Executor:
             outcome = "retry" if left > 0 else "failed"
             more = f"retrying ({left} more tr{'ies' if left > 1 else 'y'})" if left > 0 else \
                 f"no retries left, marked failed; log: {self.ws.log(rid)}"
+            if unrecorded:
+                more += "; no exit record could be written (disk full?)"
+                if left > 0:
+                    self.not_before[rid] = time.time() + min(300.0, 2.0 ** failures)
             self.say(f"{rid} exited with code {code} after {took}: {more}")
         self.event("exited", run=rid, attempt=a.attempt, code=code, outcome=outcome)
 

@@ -8,7 +8,10 @@ state.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -67,14 +70,64 @@ def read_events(path: Path) -> list[dict[str, Any]]:
             if n == len(lines) - 1:  # torn last line: the crash happened mid-write
                 break
             raise InputError(f"line {n + 1} is not a journal event", file=path) from None
+        problem = shape_problem(event)
+        if problem:
+            raise InputError(f"line {n + 1} is not a journal event: {problem}", file=path)
         events.append(event)
     return events
+
+
+_NUMBER = (int, float)
+_INT_LIST = "list of integers"
+FIELDS: dict[str, dict[str, Any]] = {
+    "plan": {"fingerprint": str, "runs": dict, "path": str},
+    "executor": {"cards": _INT_LIST, "window_start": _NUMBER},
+    "started": {"run": str, "attempt": int, "cards": _INT_LIST, "fingerprint": str},
+    "checkpointed": {"run": str, "attempt": int},
+    "exited": {"run": str, "attempt": int, "outcome": str},
+    "reset": {"run": str},
+    "stop": {},
+}
+"""The fields each kind of event must have, and their types, for the fold to read it."""
+
+
+def _fits(value: Any, kind: Any) -> bool:
+    if kind == _INT_LIST:
+        return isinstance(value, list) and all(
+            isinstance(c, int) and not isinstance(c, bool) for c in value)
+    if isinstance(value, bool) and kind in (int, _NUMBER):
+        return False
+    return isinstance(value, kind)
+
+
+def shape_problem(event: Any) -> str | None:
+    """Why a parsed line is not an event the fold can read, or None."""
+    if not isinstance(event, dict):
+        return f"a JSON {type(event).__name__}, not an object"
+    if not _fits(event.get("t"), _NUMBER) or not math.isfinite(event["t"]):
+        return "no time `t`"
+    kind = event.get("ev")
+    if kind not in FIELDS:
+        return f"unknown event {str(kind)[:40]!r}"
+    for name, want in FIELDS[kind].items():
+        if not _fits(event.get(name), want):
+            return f"{kind} event without a valid `{name}`"
+    if kind == "exited" and not (event.get("code") is None or _fits(event["code"], int)):
+        return "exited event with a code that is not an integer"
+    return None
 
 
 class Journal:
     """The writer: only the executor holding the lock appends."""
 
     def __init__(self, path: Path) -> None:
+        try:
+            self._open(path)
+        except OSError as exc:
+            raise InputError(f"cannot open the journal: {exc.strerror or exc}",
+                             file=path) from None
+
+    def _open(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         new = not path.exists()
         self.path = path
@@ -84,7 +137,9 @@ class Journal:
             # Trim a torn tail so the next event does not glue onto half a line.
             tail = os.pread(self.fd, min(size, 1 << 20), max(0, size - (1 << 20)))
             if not tail.endswith(b"\n"):
-                os.ftruncate(self.fd, size - len(tail) + tail.rfind(b"\n") + 1)
+                size = size - len(tail) + tail.rfind(b"\n") + 1
+                os.ftruncate(self.fd, size)
+        self.size = size
         if new:
             dfd = os.open(path.parent, os.O_RDONLY)
             try:
@@ -95,8 +150,20 @@ class Journal:
     def append(self, ev: str, **fields: Any) -> dict[str, Any]:
         """Record one event durably and return it."""
         event = {"t": round(time.time(), 3), "ev": ev, **fields}
-        os.write(self.fd, (json.dumps(event, separators=(",", ":")) + "\n").encode())
-        os.fsync(self.fd)
+        line = (json.dumps(event, separators=(",", ":")) + "\n").encode()
+        try:
+            written = os.write(self.fd, line)
+            if written != len(line):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            os.fsync(self.fd)
+        except OSError as exc:
+            # Half a line would glue onto the next event: the journal ends where it did.
+            with contextlib.suppress(OSError):
+                os.ftruncate(self.fd, self.size)
+            raise InputError(f"cannot write the journal: {exc.strerror or exc}; runs still "
+                             "going keep running, and `run` adopts them once it can write",
+                             file=self.path) from None
+        self.size += len(line)
         return event
 
     def close(self) -> None:

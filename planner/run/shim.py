@@ -101,7 +101,11 @@ def main(argv: list[str]) -> int:
     _settle_group()
     # A signal death is recorded the way a shell reports it.
     code = 128 - code if code < 0 else code
-    _write_exit(exit_file, code)
+    try:
+        _write_exit(exit_file, code)
+    except OSError as exc:  # a full disk: the executor sees no record, and counts a try
+        print(f"campaign-planner: cannot record the exit status ({code}) in {exit_file}: "
+              f"{exc.strerror}", flush=True)
     return code
 
 
