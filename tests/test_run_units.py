@@ -81,7 +81,7 @@ def test_journal_drops_a_torn_last_line_and_trims_it(tmp_path: Path) -> None:
     events = read_events(path)
     assert [e["ev"] for e in events] == ["started", "exited"]
     assert fold(events).runs["a"].state == "finished"
-    path.write_text('{"ev": "plan"}\nnot json\n{"ev": "plan"}\n')
+    path.write_text('{"t": 1, "ev": "stop"}\nnot json\n{"t": 2, "ev": "stop"}\n')
     with pytest.raises(InputError, match="line 2"):
         read_events(path)
 
