@@ -59,13 +59,32 @@ def _record(path: Path, line: int, offset: int, row: dict[str, Any], id_field: s
     if text is not None and not isinstance(text, str):
         raise InputError(f"text must be a string, got {type(text).__name__}", file=path,
                          field=f"line {line}: {text_field}")
+    for name, s in ((id_field, rid), (text_field, text)):
+        if s is not None and not s.isascii() and not _encodable(s):
+            raise InputError("not valid Unicode (a lone surrogate such as \\ud800)",
+                             file=path, field=f"line {line}: {name}")
     return Record(line, offset, rid, text)
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+MAX_RECORD_BYTES = 64 << 20
+"""Longest JSON Lines record read (64 MiB); a longer line is refused, not loaded."""
 
 
 def _jsonl(path: Path, fh: IO[bytes], id_field: str, text_field: str,
            start: int = 0, line: int = 1) -> Iterator[Record]:
     offset = start
-    for raw in fh:
+    while raw := fh.readline(MAX_RECORD_BYTES + 1):
+        if len(raw) > MAX_RECORD_BYTES:
+            raise InputError(f"a record longer than {MAX_RECORD_BYTES >> 20} MiB", file=path,
+                             field=f"line {line}")
         if raw.strip():
             try:
                 row = json.loads(raw)
@@ -137,18 +156,32 @@ def _header(path: Path, reader: Any, id_field: str, text_field: str) -> list[str
 
 def _parquet(path: Path, id_field: str, text_field: str) -> Iterator[Record]:
     pq = _pyarrow(path)
-    pf = pq.ParquetFile(path)
+    pf = _open_parquet(pq, path)
     names = pf.schema_arrow.names
     for name in (id_field, text_field):
         if name not in names:
             raise InputError(f"no column {name!r} ({', '.join(names)})", file=path)
     row = 0
-    for batch in pf.iter_batches(batch_size=8192, columns=[id_field, text_field]):
-        data = batch.to_pydict()
+    batches = pf.iter_batches(batch_size=8192, columns=[id_field, text_field])
+    while True:
+        try:
+            batch = next(batches, None)
+            if batch is None:
+                break
+            data = batch.to_pydict()
+        except (OSError, ValueError, TypeError) as exc:  # pyarrow's errors derive from these
+            raise InputError(f"cannot read Parquet row {row + 1} on: {exc}", file=path) from None
         for rid, text in zip(data[id_field], data[text_field], strict=True):
             yield _record(path, row + 1, row, {id_field: rid, text_field: text}, id_field,
                           text_field)
             row += 1
+
+
+def _open_parquet(pq: Any, path: Path) -> Any:
+    try:
+        return pq.ParquetFile(path)
+    except (OSError, ValueError, TypeError) as exc:  # ArrowInvalid is a ValueError
+        raise InputError(f"not a readable Parquet file: {str(exc)[:200]}", file=path) from None
 
 
 def _pyarrow(path: Path) -> Any:
@@ -219,7 +252,7 @@ def read_at(path: str | Path, offsets: Iterable[int], id_field: str,
 
 def _parquet_rows(path: Path, wanted: list[int], id_field: str,
                   text_field: str) -> Iterator[Record]:
-    pf = _pyarrow(path).ParquetFile(path)
+    pf = _open_parquet(_pyarrow(path), path)
     first = 0
     i = 0
     for group in range(pf.num_row_groups):

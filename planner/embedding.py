@@ -139,10 +139,9 @@ def plan_embedding(preset: Preset, card: Card, campaign: PlanCampaign, warnings:
             checkpoint_dir=out_dir, export_name=out_dir,
             command=command, resume=f"{out_dir}/manifest.toml",
         ))
-    versions_fit = sum(
-        1 for v in range(1, e.versions + 1)
-        if all(p is not None for (ver, _), p in zip(meta, placed, strict=True) if ver == v)
-    )
+    # One pass over the runs (not one per version): planning stays linear in versions.
+    incomplete = {ver for (ver, _), p in zip(meta, placed, strict=True) if p is None}
+    versions_fit = e.versions - len(incomplete)
     per_version = max(part_hours)
     if per_version <= usable:
         docs_first = documents
