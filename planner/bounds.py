@@ -23,6 +23,13 @@ PRICE = 1_000_000.0
 """Price of one card-hour."""
 FIGURE = 1e12
 """A figure's value (seconds per step, GiB, tokens per second)."""
+MEASURED_SECONDS = 1e7
+"""Seconds of one measured step (four months): figures scaled from it across cards stay
+far below FIGURE."""
+PARAMS = 10**15
+"""Parameters of a model, or tokens of one step."""
+FLOPS = 1e30
+"""FLOPs of one step."""
 TOKENS = 10**9
 """Tokens of a document, or of a truncation."""
 TOKEN_BUDGET = 10**10

@@ -217,7 +217,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return command(args[1:])
         return cmd_plan(args)
     except InputError as exc:
-        print(f"campaign-planner: error: {exc}", file=sys.stderr)
+        # One line, whatever the input held: a line break in a value is shown escaped.
+        message = str(exc).replace("\r", "\\r").replace("\n", "\\n")
+        print(f"campaign-planner: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("campaign-planner: interrupted", file=sys.stderr)

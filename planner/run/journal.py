@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
-import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -77,8 +76,8 @@ def read_events(path: Path) -> list[dict[str, Any]]:
     return events
 
 
-_NUMBER = (int, float)
-_INT_LIST = "list of integers"
+_NUMBER = "number"
+_INT_LIST = "list of card indices"
 FIELDS: dict[str, dict[str, Any]] = {
     "plan": {"fingerprint": str, "runs": dict, "path": str},
     "executor": {"cards": _INT_LIST, "window_start": _NUMBER},
@@ -89,14 +88,24 @@ FIELDS: dict[str, dict[str, Any]] = {
     "stop": {},
 }
 """The fields each kind of event must have, and their types, for the fold to read it."""
+OPTIONAL: dict[str, dict[str, Any]] = {
+    "executor": {"pid": int},
+    "started": {"pid": int, "pstart": int},
+    "exited": {"code": int},
+}
+"""Fields that may be absent or null, but have this type when present."""
+_LIMITS = {int: 2**31, _NUMBER: 1e11}
+"""Integers (attempts, pids, codes) and times are at most this: no arithmetic on them
+overflows."""
 
 
 def _fits(value: Any, kind: Any) -> bool:
     if kind == _INT_LIST:
-        return isinstance(value, list) and all(
-            isinstance(c, int) and not isinstance(c, bool) for c in value)
-    if isinstance(value, bool) and kind in (int, _NUMBER):
-        return False
+        return isinstance(value, list) and all(_fits(c, int) and 0 <= c < 4096 for c in value)
+    if kind in (int, _NUMBER):
+        ok = (int,) if kind is int else (int, float)
+        return (isinstance(value, ok) and not isinstance(value, bool)
+                and -_LIMITS[kind] <= value <= _LIMITS[kind])  # nan fails both
     return isinstance(value, kind)
 
 
@@ -104,16 +113,17 @@ def shape_problem(event: Any) -> str | None:
     """Why a parsed line is not an event the fold can read, or None."""
     if not isinstance(event, dict):
         return f"a JSON {type(event).__name__}, not an object"
-    if not _fits(event.get("t"), _NUMBER) or not math.isfinite(event["t"]):
+    if not _fits(event.get("t"), _NUMBER):
         return "no time `t`"
     kind = event.get("ev")
-    if kind not in FIELDS:
+    if not isinstance(kind, str) or kind not in FIELDS:
         return f"unknown event {str(kind)[:40]!r}"
     for name, want in FIELDS[kind].items():
         if not _fits(event.get(name), want):
             return f"{kind} event without a valid `{name}`"
-    if kind == "exited" and not (event.get("code") is None or _fits(event["code"], int)):
-        return "exited event with a code that is not an integer"
+    for name, want in OPTIONAL.get(kind, {}).items():
+        if event.get(name) is not None and not _fits(event[name], want):
+            return f"{kind} event with an invalid `{name}`"
     return None
 
 

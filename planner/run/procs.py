@@ -87,7 +87,7 @@ def identity(pid: int) -> dict[str, Any]:
 def alive(process: dict[str, Any]) -> bool:
     """Whether the process recorded in `process` (from `identity`) still runs."""
     pid = process.get("pid")
-    if not pid:
+    if not isinstance(pid, int) or pid <= 1:  # never init, never a process group
         return False
     if process.get("boot") and process["boot"] != _boot_id():
         return False  # the machine rebooted since

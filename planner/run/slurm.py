@@ -14,6 +14,7 @@ import shlex
 from functools import partial
 from pathlib import Path
 
+from planner.errors import InputError
 from planner.plan import Plan, Run
 from planner.replace import replace_together
 from planner.run import slurm_options as options
@@ -227,6 +228,10 @@ def export(plan: Plan, plan_path: Path, out_dir: Path, workdir: Path, *, force: 
     if evals:
         files.append((out_dir / "robustness.sbatch", script(evals, name="robustness")))
     index = {r.id: i for i, r in enumerate(main)}
+    for r in evals:
+        if r.depends_on not in index:
+            raise InputError(f"run {r.id} evaluates {r.depends_on}, which is not a training "
+                             "run of this plan", file=plan_path, field="runs.depends_on")
     files.append((out_dir / "submit.sh",
                   submit_script([index[r.depends_on] for r in evals], workdir)))
     files += [(out_dir / "manifests" / f"{r.id}.manifest.toml", manifest_text(r))
