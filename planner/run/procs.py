@@ -26,7 +26,8 @@ def lock_path(workdir: Path, run: Run) -> Path:
 
 def run_lock(workdir: Path, run: Run) -> int | None:
     """An open descriptor holding the run's lock, or None while another process holds it.
-    The lock (flock) lives as long as any process of the run keeps the descriptor open."""
+    The lock (flock) lives as long as a process keeps the descriptor open: the run's
+    launcher, which ends after every process of the run."""
     path = lock_path(workdir, run)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)

@@ -7,8 +7,9 @@ ended even when it was not there to see it.
 
     python -I shim.py EXIT_FILE --lock FD (--exec ARGV... | --shell COMMAND)
 
-FD holds the run's lock (see `procs.run_lock`); the command inherits it, so the lock is
-released only when the last process of the run has exited.
+FD holds the run's lock (see `procs.run_lock`). The launcher keeps it until it has
+recorded the exit, after the command and its process group have ended; the command does
+not inherit it, so a daemon the command leaves behind cannot keep the run locked.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def _ignore(signum: int, frame: object) -> None:
 
 def main(argv: list[str]) -> int:
     """Wait for the executor's go, run the command, record its exit status."""
-    exit_file, _, lock, mode, *rest = argv
+    exit_file, _, _lock, mode, *rest = argv  # the lock is held by keeping the fd open
     # The executor writes "go" only after journalling this process; end of input means it
     # died in between: the command never starts, and the record says so.
     if sys.stdin.readline().strip() != "go":
@@ -92,7 +93,7 @@ def main(argv: list[str]) -> int:
         signal.signal(sig, _ignore)
     args = rest if mode == "--exec" else ["/bin/sh", "-c", rest[0]]
     try:
-        child = subprocess.Popen(args, stdin=subprocess.DEVNULL, pass_fds=(int(lock),))
+        child = subprocess.Popen(args, stdin=subprocess.DEVNULL)
     except OSError as exc:
         print(f"campaign-planner: cannot start {args[0]!r}: {exc.strerror}", flush=True)
         _write_exit(exit_file, 127)

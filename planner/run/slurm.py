@@ -38,7 +38,7 @@ if [[ -n "$DEPENDS" && ! -e "$DONE/$DEPENDS" ]]; then
   say "$RUN_ID evaluates $DEPENDS, which has not finished: not run"; exit 3
 fi
 # The run's lock beside its checkpoints, the same one `campaign-planner run` takes: no two
-# tasks or executors ever run one run at once. The run's processes inherit it.
+# tasks or executors ever run one run at once. This script holds it; the run does not.
 command -v flock >/dev/null || { say "flock (util-linux) is needed to lock $RUN_ID"; exit 2; }
 exec 9>>"$CKPT/$RUN_ID.lock"
 if ! flock -n 9; then
@@ -86,7 +86,7 @@ while :; do
       "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-}; resume: ${CAMPAIGN_RESUME:-none}" >>"$LOG"
   # In a session of its own, the run gets only the TERM this script forwards, never the
   # batch shell's USR1 warning, and none of its processes can slip out of the stop.
-  $ISOLATE /bin/sh -c "$COMMAND" >>"$LOG" 2>&1 &
+  $ISOLATE /bin/sh -c "$COMMAND" 9>&- >>"$LOG" 2>&1 &
   child=$!
   while :; do
     wait "$child"; code=$?
