@@ -88,10 +88,10 @@ while :; do
   # batch shell's USR1 warning, and none of its processes can slip out of the stop.
   $ISOLATE /bin/sh -c "$COMMAND" 9>&- >>"$LOG" 2>&1 &
   child=$!
-  while :; do
-    wait "$child"; code=$?
-    kill -0 "$child" 2>/dev/null || break  # wait returns early when a trap runs
-  done
+  # `wait` returns early (128 + the signal) when a trap runs: wait until the child is
+  # gone, then once more for its own status, which bash keeps.
+  while kill -0 "$child" 2>/dev/null; do wait "$child"; done
+  wait "$child"; code=$?
   # A process of the run may outlive its shell (writing a last checkpoint on TERM): give
   # it a minute, then make sure nothing of this attempt runs beside the next one.
   for _ in $(seq 60); do group -0 2>/dev/null || break; sleep 1; done
