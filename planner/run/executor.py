@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import signal
 import subprocess
 import sys
@@ -23,15 +22,12 @@ from typing import Any, TextIO
 from planner.errors import InputError
 from planner.plan import Plan, Run
 from planner.run.journal import History, Journal, RunRecord, Workspace
+from planner.run.launch import go, spawn
 from planner.run.params import check_manifest, run_fingerprint, write_manifest
 from planner.run.procs import (
-    SHIM,
     alive,
-    identity,
     kill_leftovers,
-    launch_mode,
     lock_path,
-    run_env,
     run_lock,
     signal_group,
 )
@@ -215,35 +211,12 @@ class Executor:
         write_manifest(wd, run)
         (wd / run.export_name).parent.mkdir(parents=True, exist_ok=True)
         attempt = self.record(run.id).attempts + 1
-        token = secrets.token_hex(4)
-        exit_file = self.ws.exit_record(run.id, attempt, token)
-        exit_file.parent.mkdir(parents=True, exist_ok=True)
-        resume = wd / run.resume
-        resuming = resume.exists()
-        mode, args = launch_mode(run.command)
-        log_path = self.ws.log(run.id)
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(log_path, "ab") as log:
-            log.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} attempt {attempt} on "
-                      f"card(s) {cards} ({mode}); resume: "
-                      f"{run.resume if resuming else 'none'}\n".encode())
-            log.flush()
-            env = run_env(run, wd, cards, attempt, self.plan_path, self.plan.campaign.id)
-            proc = subprocess.Popen(
-                [sys.executable, "-I", str(SHIM), str(exit_file), "--lock", str(lock),
-                 f"--{mode}", *args],
-                stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, cwd=wd, env=env,
-                start_new_session=True, pass_fds=(lock,))
-        process = {**identity(proc.pid), "token": token}
+        s = spawn(self.ws, run, cards, attempt, lock, self.plan_path, self.plan.campaign.id)
+        proc, process, resuming = s.proc, s.process, s.resuming
         self.event("started", run=run.id, attempt=attempt, cards=cards,
-                   fingerprint=self.fps[run.id], resume=str(resume) if resuming else "",
-                   mode=mode, **process)
-        try:  # only now, with the start journalled, may the command begin
-            assert proc.stdin is not None
-            proc.stdin.write(b"go\n")
-            proc.stdin.close()
-        except BrokenPipeError:
-            pass
+                   fingerprint=self.fps[run.id],
+                   resume=str(wd / run.resume) if resuming else "", mode=s.mode, **process)
+        go(proc)  # only now, with the start journalled, may the command begin
         self.active[run.id] = Active(run, attempt, cards, process, proc, time.time(),
                                      self._checkpoint_mtime(run))
         how = f"resuming from {run.resume}" if resuming and run.kind == "train" else "fresh"
