@@ -36,7 +36,7 @@ def write_exports(out_dir: str | Path, plan: Plan, order: Order, *,
     """Write both files into `out_dir`, with the finished files `extra` (a corpus's shard
     list) moved in beside them, as a unit: all are replaced, or none (a full disk, a file
     that would be overwritten without `force`)."""
-    out = Path(out_dir).expanduser().absolute()
+    out = Path(out_dir).expanduser()  # as given: a relative folder is shown relative
     targets = [(out / "plan.toml", plan_toml(plan)), (out / "order.toml", order_toml(order))]
     moves = [(out / p.name, p) for p in extra]
     replace_together(out, targets, moves, force=force)
