@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
 
+from planner.corpus_long import LongRecordError, read_long
 from planner.errors import InputError
 
 Format = Literal["jsonl", "csv", "tsv", "parquet"]
@@ -78,13 +79,31 @@ MAX_RECORD_BYTES = 64 << 20
 """Longest JSON Lines record read (64 MiB); a longer line is refused, not loaded."""
 
 
+LONG_LINE_BYTES = 4 << 20
+"""Lines longer than this are read without loading them when only a prefix of the text
+is wanted (`max_chars`)."""
+
+
 def _jsonl(path: Path, fh: IO[bytes], id_field: str, text_field: str,
-           start: int = 0, line: int = 1) -> Iterator[Record]:
+           start: int = 0, line: int = 1, max_chars: int | None = None) -> Iterator[Record]:
     offset = start
-    while raw := fh.readline(MAX_RECORD_BYTES + 1):
-        if len(raw) > MAX_RECORD_BYTES:
-            raise InputError(f"a record longer than {MAX_RECORD_BYTES >> 20} MiB", file=path,
-                             field=f"line {line}")
+    limit = LONG_LINE_BYTES if max_chars is not None else MAX_RECORD_BYTES
+    while raw := fh.readline(limit + 1):
+        if len(raw) > limit and not raw.endswith(b"\n"):
+            if max_chars is None:
+                raise InputError(f"a record longer than {MAX_RECORD_BYTES >> 20} MiB",
+                                 file=path, field=f"line {line}")
+            fh.seek(offset)
+            try:
+                row, size = read_long(fh, id_field, text_field, max_chars)
+            except LongRecordError as exc:
+                raise InputError(f"not valid JSON: {exc}", file=path,
+                                 field=f"line {line}") from None
+            yield _record(path, line, offset, row, id_field, text_field)
+            fh.seek(offset + size)
+            offset += size
+            line += 1
+            continue
         if raw.strip():
             try:
                 row = json.loads(raw)
@@ -192,8 +211,11 @@ def _pyarrow(path: Path) -> Any:
     return pq
 
 
-def records(path: str | Path, id_field: str, text_field: str) -> Iterator[Record]:
-    """Every record of the corpus, in file order, streamed."""
+def records(path: str | Path, id_field: str, text_field: str,
+            max_chars: int | None = None) -> Iterator[Record]:
+    """Every record of the corpus, in file order, streamed. With `max_chars`, a JSON Lines
+    record too long to hold is read without loading it, its text cut to that many
+    characters (the scan tokenizes no more)."""
     p = Path(path)
     fmt = corpus_format(p)
     if fmt == "parquet":
@@ -201,7 +223,7 @@ def records(path: str | Path, id_field: str, text_field: str) -> Iterator[Record
         return
     with p.open("rb") as fh:
         if fmt == "jsonl":
-            yield from _jsonl(p, fh, id_field, text_field)
+            yield from _jsonl(p, fh, id_field, text_field, max_chars=max_chars)
         else:
             yield from _csv(p, fh, id_field, text_field, "\t" if fmt == "tsv" else ",")
 

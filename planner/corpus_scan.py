@@ -111,7 +111,7 @@ def scan(path: str | Path, id_field: str, text_field: str, *, tokenizer: str,
             bar.update(docs)
         chunk.clear()
 
-    for rec in records(p, id_field, text_field):
+    for rec in records(p, id_field, text_field, max_chars=cut):
         if rec.id is None:
             raise InputError(f"no id: field {id_field!r} is missing or empty", file=p,
                              field=f"line {rec.line}")

@@ -3,13 +3,18 @@ record too long to load, and documents cut before they are tokenized."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from planner import corpus
 from planner.cli import main
+from planner.corpus import records
+from planner.corpus_long import read_long
 from planner.corpus_scan import CHARS_PER_TOKEN, scan
 from planner.corpus_tokens import TokenCounter
 from planner.errors import InputError
@@ -46,14 +51,14 @@ def test_a_junk_parquet_file_is_one_line(tmp_path: Path,
     assert not out.exists()
 
 
-def test_a_record_longer_than_the_bound_is_refused_unread(
+def test_a_record_longer_than_the_bound_is_refused_unread_by_the_worker(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(corpus, "MAX_RECORD_BYTES", 1000)
     p = tmp_path / "c.jsonl"
     p.write_text('{"id": "a", "text": "x"}\n' + json.dumps({"id": "b", "text": "y" * 5000})
                  + "\n", encoding="utf-8")
     with pytest.raises(InputError, match="line 2: a record longer than"):
-        _scan(p)
+        list(records(p, "id", "text"))  # the worker reads whole texts
 
 
 class _Recorder(TokenCounter):
@@ -75,3 +80,38 @@ def test_a_huge_document_is_cut_before_it_is_tokenized(tmp_path: Path) -> None:
     result = _scan(p, counter, truncation=128)
     assert counter.longest == 128 * CHARS_PER_TOKEN
     assert result.truncated == 1 and result.lengths.max > 128  # type: ignore[attr-defined]
+
+
+@settings(max_examples=200, deadline=None)
+@given(row=st.dictionaries(st.sampled_from(["id", "text", "other", "x"]),
+                           st.one_of(st.text(), st.integers(), st.none(), st.booleans(),
+                                     st.lists(st.text(max_size=3), max_size=3),
+                                     st.dictionaries(st.text(max_size=3), st.text(max_size=3),
+                                                     max_size=2))),
+       keep=st.integers(1, 50), ascii_only=st.booleans())
+def test_a_long_record_read_without_loading_it_reads_as_json_does(
+        row: dict[str, object], keep: int, ascii_only: bool) -> None:
+    line = json.dumps(row, ensure_ascii=ascii_only).encode() + b"\n"
+    got, size = read_long(io.BytesIO(line + b'{"next": 1}\n'), "id", "text", keep)
+    assert size == len(line)
+    if isinstance(row.get("id"), str | int) and not isinstance(row.get("id"), bool):
+        assert got["id"] == (row["id"] if isinstance(row["id"], int) else row["id"][:keep])
+    if isinstance(row.get("text"), str):
+        full = str(row["text"])
+        assert full.startswith(got["text"]) and len(got["text"]) >= min(len(full), keep) // 2
+
+
+def test_a_line_of_many_megabytes_is_scanned_without_being_loaded(tmp_path: Path) -> None:
+    p = tmp_path / "c.jsonl"
+    with p.open("wb") as fh:
+        fh.write(b'{"id": "a", "text": "short"}\n{"text": "')
+        chunk = b"lorem ipsum \\u00e9 dolor " * 40_000
+        for _ in range(20 * (1 << 20) // len(chunk)):  # 20 MB: read as a stream
+            fh.write(chunk)
+        fh.write(b'", "id": "huge"}\n{"id": "c", "text": "after"}\n')
+    counter = _Recorder()
+    result = _scan(p, counter, truncation=128)
+    assert result.documents == 3 and result.truncated == 1  # type: ignore[attr-defined]
+    assert counter.longest == 128 * CHARS_PER_TOKEN
+    ids = [r.id for r in records(p, "id", "text", max_chars=10)]
+    assert ids == ["a", "huge", "c"]
