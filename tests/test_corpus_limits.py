@@ -3,6 +3,7 @@ record too long to load, and documents cut before they are tokenized."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 from pathlib import Path
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from planner import corpus
 from planner.cli import main
 from planner.corpus import records
-from planner.corpus_long import read_long
+from planner.corpus_long import LongRecordError, read_long
 from planner.corpus_scan import CHARS_PER_TOKEN, scan
 from planner.corpus_tokens import TokenCounter
 from planner.errors import InputError
@@ -115,3 +116,11 @@ def test_a_line_of_many_megabytes_is_scanned_without_being_loaded(tmp_path: Path
     assert counter.longest == 128 * CHARS_PER_TOKEN
     ids = [r.id for r in records(p, "id", "text", max_chars=10)]
     assert ids == ["a", "huge", "c"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(raw=st.one_of(st.binary(max_size=60),
+                     st.text(alphabet='{}[]",:\\ u0a1tx\n', max_size=40).map(str.encode)))
+def test_a_long_record_reader_on_junk_says_it_is_not_json(raw: bytes) -> None:
+    with contextlib.suppress(LongRecordError):  # any other exception fails the test
+        read_long(io.BytesIO(raw), "id", "text", 8)
