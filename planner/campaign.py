@@ -18,6 +18,7 @@ from planner.measurements import Measurements, provenance
 from planner.multicard import entered_note
 from planner.packing import Job, Packing, Solver, pack
 from planner.packing_why import Reasons, jobs_of
+from planner.paths import run_id_problem
 from planner.plan import (
     AdaptationPlan,
     Assumptions,
@@ -30,6 +31,7 @@ from planner.plan import (
 from planner.preset import FactorValue, Preset, Training
 from planner.stackcheck import cuda_finding
 from planner.summary import summarize
+from planner.templates import Args, TemplateError, render
 
 if TYPE_CHECKING:
     from planner.embed.layout import Layout
@@ -97,10 +99,9 @@ def check(preset: Preset, catalog: Catalog, source: str | None = None) -> tuple[
 
 def _command(template: str, source: str | None, field: str, **values: object) -> str:
     try:
-        return template.format(**values)
-    except (KeyError, IndexError, AttributeError) as exc:
-        raise InputError(f"placeholder {exc} has no value for this run", file=source,
-                         field=field) from None
+        return render(template, values)
+    except TemplateError as exc:
+        raise InputError(str(exc), file=source, field=field) from None
 
 
 def _training_runs(preset: Preset, training: Training, cid: str, specs: list[RunSpec],
@@ -114,7 +115,7 @@ def _training_runs(preset: Preset, training: Training, cid: str, specs: list[Run
     adaptation = _adaptation_values(preset)
     reasons: Reasons | None = None
     # What depends only on the configuration is worked out once, not once per seed.
-    per_config: dict[str, tuple[str, FactorValue, dict[str, str], str]] = {}
+    per_config: dict[str, tuple[str, FactorValue, dict[str, str], Args]] = {}
     for i, (spec, place) in enumerate(zip(specs, placed, strict=True)):
         cfg = spec.config
         if place is None:
@@ -161,7 +162,30 @@ def _training_runs(preset: Preset, training: Training, cid: str, specs: list[Run
     return runs, missing
 
 
-def _config_values(cfg: Config) -> tuple[str, FactorValue, dict[str, str], str]:
+def _check_ids(preset: Preset, training: Training, specs: list[RunSpec],
+               source: str | None) -> None:
+    """Refuse, before anything is planned, a run id too long to name its files."""
+    section = preset.campaign.kind
+    variants = {v.name: i for i, v in enumerate(training.variants)}
+    controls = {r.name: i for i, r in enumerate(training.robustness)}
+    for spec in specs:
+        problem = run_id_problem(spec.id)
+        if problem is None:
+            continue
+        # Name the longest of the names the id is made of.
+        parts = [(len(preset.campaign.id or preset.campaign.name),
+                  "campaign.id" if preset.campaign.id else "campaign.name")]
+        if spec.config.name in variants:
+            parts.append((len(spec.config.name),
+                          f"{section}.variants[{variants[spec.config.name]}].name"))
+        if spec.robustness in controls:
+            parts.append((len(spec.robustness),
+                          f"{section}.robustness[{controls[spec.robustness]}].name"))
+        raise InputError(problem + "; shorten the names it is made of", file=source,
+                         field=max(parts)[1])
+
+
+def _config_values(cfg: Config) -> tuple[str, FactorValue, dict[str, str], Args]:
     """(factor, value, factors as text, overrides) of one configuration."""
     if len(cfg.changes) == 1:
         ((factor, value),) = cfg.changes.items()
@@ -169,7 +193,7 @@ def _config_values(cfg: Config) -> tuple[str, FactorValue, dict[str, str], str]:
         factor = "+".join(cfg.changes)
         value = "+".join(fmt_value(v) for v in cfg.changes.values())
     factors = {k: fmt_value(v) for k, v in cfg.factors.items()}
-    return factor, value, factors, " ".join(f"{k}={v}" for k, v in factors.items())
+    return factor, value, factors, Args(f"{k}={v}" for k, v in factors.items())
 
 
 def _adaptation_values(preset: Preset) -> dict[str, str]:
@@ -256,6 +280,7 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     warnings += disagreements(preset, derived, {cfg.name: cfg.step_time for cfg in cfgs},
                               catalog)
     specs = expand(training, cfgs, cid, o)
+    _check_ids(preset, training, specs, source)
     # Configurations that do not fit memory never reach the packer (their jobs last
     # forever), and neither do evaluations of them.
     jobs = jobs_of(specs, training.seeds)

@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError, field_validator
 
+from planner import bounds
 from planner.errors import InputError, from_validation
 from planner.model import Strict
 from planner.tomlio import parse_toml, read_toml
@@ -27,7 +28,7 @@ class Card(Strict):
     """GPU architecture, e.g. Ampere, Ada Lovelace, Hopper."""
     chip: str = ""
     """GPU die, e.g. GA102."""
-    compute_capability: str = Field(pattern=r"^\d+\.\d+$")
+    compute_capability: str = Field(pattern=bounds.VERSION_DIGITS)
     """CUDA compute capability, e.g. "8.6" (sm_86)."""
     memory_gib: float = Field(gt=0)
     """Device memory, nominal size as sold, treated as GiB."""
@@ -62,9 +63,9 @@ class Card(Strict):
     """NVLink bandwidth per card, bidirectional total in GB/s; 0 without NVLink."""
     nvlink_cards: int = Field(default=0, ge=0)
     """Most cards NVLink joins: 2 for a bridge, 8 for an HGX board; more go over PCIe."""
-    min_cuda: str = Field(pattern=r"^\d+\.\d+$")
+    min_cuda: str = Field(pattern=bounds.VERSION_DIGITS)
     """First CUDA toolkit that targets this compute capability."""
-    min_pytorch: str = Field(pattern=r"^\d+\.\d+$")
+    min_pytorch: str = Field(pattern=bounds.VERSION_DIGITS)
     """First PyTorch release whose wheels carry kernels for this card."""
     price_per_card_hour: float | None = Field(default=None, ge=0)
     """Price of one card-hour, when the user's own catalog gives one; never shipped."""

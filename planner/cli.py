@@ -142,9 +142,9 @@ def cmd_plan(argv: Sequence[str]) -> int:
     order, order_warnings = make_order(preset, plan, card, contact)
     if order_warnings:
         plan = plan.model_copy(update={"warnings": [*plan.warnings, *order_warnings]})
-    written = write_exports(args.out, plan, order, force=args.force) if args.out else []
-    if layout is not None and args.out:
-        written += layout.install(args.out, force=True)
+    extra = layout.files() if layout is not None else []
+    written = write_exports(args.out, plan, order, force=args.force, extra=extra) \
+        if args.out else []
     if args.json:
         doc = plan.model_dump(mode="json", exclude={"runs", "assumptions"})
         doc["order"] = order.model_dump(mode="json")
@@ -248,7 +248,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return command(args[1:])
         return cmd_plan(args)
     except InputError as exc:
-        print(f"campaign-planner: error: {exc}", file=sys.stderr)
+        # One line, whatever the input held: a line break in a value is shown escaped.
+        message = str(exc).replace("\r", "\\r").replace("\n", "\\n")
+        print(f"campaign-planner: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("campaign-planner: interrupted", file=sys.stderr)

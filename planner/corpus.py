@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
 
+from planner.corpus_long import LongRecordError, read_long
 from planner.errors import InputError
 
 Format = Literal["jsonl", "csv", "tsv", "parquet"]
@@ -59,13 +60,50 @@ def _record(path: Path, line: int, offset: int, row: dict[str, Any], id_field: s
     if text is not None and not isinstance(text, str):
         raise InputError(f"text must be a string, got {type(text).__name__}", file=path,
                          field=f"line {line}: {text_field}")
+    for name, s in ((id_field, rid), (text_field, text)):
+        if s is not None and not s.isascii() and not _encodable(s):
+            raise InputError("not valid Unicode (a lone surrogate such as \\ud800)",
+                             file=path, field=f"line {line}: {name}")
     return Record(line, offset, rid, text)
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+MAX_RECORD_BYTES = 64 << 20
+"""Longest JSON Lines record read (64 MiB); a longer line is refused, not loaded."""
+
+
+LONG_LINE_BYTES = 4 << 20
+"""Lines longer than this are read without loading them when only a prefix of the text
+is wanted (`max_chars`)."""
+
+
 def _jsonl(path: Path, fh: IO[bytes], id_field: str, text_field: str,
-           start: int = 0, line: int = 1) -> Iterator[Record]:
+           start: int = 0, line: int = 1, max_chars: int | None = None) -> Iterator[Record]:
     offset = start
-    for raw in fh:
+    limit = LONG_LINE_BYTES if max_chars is not None else MAX_RECORD_BYTES
+    while raw := fh.readline(limit + 1):
+        if len(raw) > limit and not raw.endswith(b"\n"):
+            if max_chars is None:
+                raise InputError(f"a record longer than {MAX_RECORD_BYTES >> 20} MiB",
+                                 file=path, field=f"line {line}")
+            fh.seek(offset)
+            try:
+                row, size = read_long(fh, id_field, text_field, max_chars)
+            except LongRecordError as exc:
+                raise InputError(f"not valid JSON: {exc}", file=path,
+                                 field=f"line {line}") from None
+            yield _record(path, line, offset, row, id_field, text_field)
+            fh.seek(offset + size)
+            offset += size
+            line += 1
+            continue
         if raw.strip():
             try:
                 row = json.loads(raw)
@@ -137,18 +175,32 @@ def _header(path: Path, reader: Any, id_field: str, text_field: str) -> list[str
 
 def _parquet(path: Path, id_field: str, text_field: str) -> Iterator[Record]:
     pq = _pyarrow(path)
-    pf = pq.ParquetFile(path)
+    pf = _open_parquet(pq, path)
     names = pf.schema_arrow.names
     for name in (id_field, text_field):
         if name not in names:
             raise InputError(f"no column {name!r} ({', '.join(names)})", file=path)
     row = 0
-    for batch in pf.iter_batches(batch_size=8192, columns=[id_field, text_field]):
-        data = batch.to_pydict()
+    batches = pf.iter_batches(batch_size=8192, columns=[id_field, text_field])
+    while True:
+        try:
+            batch = next(batches, None)
+            if batch is None:
+                break
+            data = batch.to_pydict()
+        except (OSError, ValueError, TypeError) as exc:  # pyarrow's errors derive from these
+            raise InputError(f"cannot read Parquet row {row + 1} on: {exc}", file=path) from None
         for rid, text in zip(data[id_field], data[text_field], strict=True):
             yield _record(path, row + 1, row, {id_field: rid, text_field: text}, id_field,
                           text_field)
             row += 1
+
+
+def _open_parquet(pq: Any, path: Path) -> Any:
+    try:
+        return pq.ParquetFile(path)
+    except (OSError, ValueError, TypeError) as exc:  # ArrowInvalid is a ValueError
+        raise InputError(f"not a readable Parquet file: {str(exc)[:200]}", file=path) from None
 
 
 def _pyarrow(path: Path) -> Any:
@@ -159,8 +211,11 @@ def _pyarrow(path: Path) -> Any:
     return pq
 
 
-def records(path: str | Path, id_field: str, text_field: str) -> Iterator[Record]:
-    """Every record of the corpus, in file order, streamed."""
+def records(path: str | Path, id_field: str, text_field: str,
+            max_chars: int | None = None) -> Iterator[Record]:
+    """Every record of the corpus, in file order, streamed. With `max_chars`, a JSON Lines
+    record too long to hold is read without loading it, its text cut to that many
+    characters (the scan tokenizes no more)."""
     p = Path(path)
     fmt = corpus_format(p)
     if fmt == "parquet":
@@ -168,7 +223,7 @@ def records(path: str | Path, id_field: str, text_field: str) -> Iterator[Record
         return
     with p.open("rb") as fh:
         if fmt == "jsonl":
-            yield from _jsonl(p, fh, id_field, text_field)
+            yield from _jsonl(p, fh, id_field, text_field, max_chars=max_chars)
         else:
             yield from _csv(p, fh, id_field, text_field, "\t" if fmt == "tsv" else ",")
 
@@ -219,7 +274,7 @@ def read_at(path: str | Path, offsets: Iterable[int], id_field: str,
 
 def _parquet_rows(path: Path, wanted: list[int], id_field: str,
                   text_field: str) -> Iterator[Record]:
-    pf = _pyarrow(path).ParquetFile(path)
+    pf = _open_parquet(_pyarrow(path), path)
     first = 0
     i = 0
     for group in range(pf.num_row_groups):

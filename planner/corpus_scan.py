@@ -25,6 +25,10 @@ from planner.embedding_spec import TokenLengths
 from planner.errors import InputError
 
 CHUNK = 2048
+CHARS_PER_TOKEN = 32
+"""Texts are cut to `truncation × CHARS_PER_TOKEN` characters before they are tokenized
+(no tokenizer's token spans that many characters): a huge document costs what its
+truncated part does, and its count still says it exceeds the truncation."""
 LONGEST = 10
 EMPTY_LINES = 10
 
@@ -79,9 +83,11 @@ def scan(path: str | Path, id_field: str, text_field: str, *, tokenizer: str,
     bar = Progress(f"scan {p.name}", None) if progress else None
     chunk: list = []
 
+    cut = max(4096, truncation * CHARS_PER_TOKEN)
+
     def flush() -> None:
         nonlocal empty, docs
-        counted = counter.count([r.text or "" for r in chunk])
+        counted = counter.count([(r.text or "")[:cut] for r in chunk])
         for rec, n in zip(chunk, counted, strict=True):
             assert rec.id is not None
             ids.add(rec.id, rec.line, rec.offset)
@@ -105,7 +111,7 @@ def scan(path: str | Path, id_field: str, text_field: str, *, tokenizer: str,
             bar.update(docs)
         chunk.clear()
 
-    for rec in records(p, id_field, text_field):
+    for rec in records(p, id_field, text_field, max_chars=cut):
         if rec.id is None:
             raise InputError(f"no id: field {id_field!r} is missing or empty", file=p,
                              field=f"line {rec.line}")

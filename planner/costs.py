@@ -7,6 +7,7 @@ from typing import Literal, Self
 
 from pydantic import Field, model_validator
 
+from planner import bounds
 from planner.model import Strict
 
 Source = Literal["entered", "measured", "scaled", "analytic"]
@@ -16,7 +17,7 @@ Estimate = Literal["typical", "cautious"]
 class Figure(Strict):
     """A number, the card it holds for, and where it came from."""
 
-    value: float = Field(gt=0)
+    value: float = Field(gt=0, le=bounds.FIGURE)
     """The figure itself, in the unit named by the field that holds it."""
     source: Source
     """`entered` by hand, `measured` on `device`, `scaled` from a figure taken on `device`,

@@ -30,6 +30,7 @@ from planner.plan import (
 from planner.preset import Embedding, Preset
 from planner.schedule import schedule
 from planner.summary import summary_figures
+from planner.templates import TemplateError, render
 
 if TYPE_CHECKING:
     from planner.embed.layout import Layout
@@ -127,16 +128,15 @@ def plan_embedding(preset: Preset, card: Card, campaign: PlanCampaign, warnings:
             continue
         out_dir = f"{out_root}/v{version}"
         try:
-            command = e.command.format(
+            command = render(e.command, dict(
                 plan="plan.toml", run_id=rid, campaign_id=campaign.id, version=version,
                 part=part, parts=n, shard=part, shards=n, out_dir=out_dir,
                 resume=f"{out_dir}/manifest.toml", model=e.model, tokenizer=e.tokenizer,
                 truncation=e.truncation_tokens, pooling=e.pooling,
                 normalization=e.normalization, batching=e.batching, batch_size=e.batch_size,
-                token_budget=e.grouped_budget)
-        except (KeyError, IndexError, AttributeError) as exc:
-            raise InputError(f"placeholder {exc} has no value", file=source,
-                             field="embedding.command") from None
+                token_budget=e.grouped_budget))
+        except TemplateError as exc:
+            raise InputError(str(exc), file=source, field="embedding.command") from None
         runs.append(Run(
             id=rid, kind="embed", variant=f"v{version}", factor="", value="",
             version=version, shard=part, card=list(place.cards),
@@ -147,10 +147,9 @@ def plan_embedding(preset: Preset, card: Card, campaign: PlanCampaign, warnings:
             checkpoint_dir=out_dir, export_name=out_dir,
             command=command, resume=f"{out_dir}/manifest.toml",
         ))
-    versions_fit = sum(
-        1 for v in range(1, e.versions + 1)
-        if all(p is not None for (ver, _), p in zip(meta, placed, strict=True) if ver == v)
-    )
+    # One pass over the runs (not one per version): planning stays linear in versions.
+    incomplete = {ver for (ver, _), p in zip(meta, placed, strict=True) if p is None}
+    versions_fit = e.versions - len(incomplete)
     per_version = max(part_hours)
     if per_version <= usable:
         docs_first = documents

@@ -6,9 +6,11 @@ from typing import Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
+from planner import bounds
 from planner.costs import Figure
 from planner.measure_spec import MeasureSpec
 from planner.model import Strict
+from planner.paths import check_root
 from planner.templates import EMBEDDING_PLACEHOLDERS, check_template
 
 DEFAULT_TOKEN_BUDGET = 16_384
@@ -17,15 +19,15 @@ DEFAULT_TOKEN_BUDGET = 16_384
 class TokenLengths(Strict):
     """Summary of the corpus's token lengths (per document, before truncation)."""
 
-    min: int = Field(ge=0)
+    min: int = Field(ge=0, le=bounds.TOKENS)
     """Shortest document, in tokens."""
-    p50: int = Field(ge=0)
+    p50: int = Field(ge=0, le=bounds.TOKENS)
     """Median length."""
-    p90: int = Field(ge=0)
+    p90: int = Field(ge=0, le=bounds.TOKENS)
     """90th percentile."""
-    p99: int = Field(ge=0)
+    p99: int = Field(ge=0, le=bounds.TOKENS)
     """99th percentile."""
-    max: int = Field(ge=1)
+    max: int = Field(ge=1, le=bounds.TOKENS)
     """Longest document."""
     source: Literal["entered", "scanned", "approximate"] = "entered"
     """`entered` by hand, `scanned` with the real tokenizer, or `approximate` (a declared
@@ -42,7 +44,7 @@ class TokenLengths(Strict):
 class Embedding(Strict):
     """An embedding corpus: one fixed model and preprocessing, run over every document."""
 
-    documents: int = Field(ge=1)
+    documents: int = Field(ge=1, le=bounds.DOCUMENTS)
     """Documents in the corpus."""
     lengths: TokenLengths
     """Token-length summary of the corpus."""
@@ -50,7 +52,7 @@ class Embedding(Strict):
     """The embedding model, fixed for the whole campaign."""
     tokenizer: str
     """The tokenizer, fixed for the whole campaign."""
-    truncation_tokens: int = Field(ge=1)
+    truncation_tokens: int = Field(ge=1, le=bounds.TOKENS)
     """Documents are cut to this many tokens."""
     pooling: Literal["mean", "cls", "max", "last", "mean_sqrt_len_tokens", "weightedmean"]
     """How token vectors become one vector (checked against the model folder's Pooling)."""
@@ -71,17 +73,17 @@ class Embedding(Strict):
     (carried into the plan as a warning); any other contradiction is an error."""
     batching: Literal["original", "length-grouped"] = "length-grouped"
     """Original order with a fixed batch size, or grouped by length under a token budget."""
-    batch_size: int = Field(default=64, ge=1)
+    batch_size: int = Field(default=64, ge=1, le=bounds.BATCH)
     """Documents per batch: exactly this many in original order, at most this many when
     grouped by length (many short texts in one batch are slower, not faster)."""
-    token_budget: int | None = Field(default=None, ge=1, le=1 << 30)
+    token_budget: int | None = Field(default=None, ge=1, le=bounds.TOKEN_BUDGET)
     """Padded tokens per batch when grouped by length (padded length × batch ≤ budget);
     without it the planner derives one for the card (see `planner.embed.budget`)."""
     throughput_tokens_per_s: Figure
     """Padded tokens per second on one card, with provenance."""
-    versions: int = Field(default=1, ge=1)
+    versions: int = Field(default=1, ge=1, le=bounds.VERSIONS)
     """Representation versions wanted: full passes over the corpus, each with its settings fixed."""
-    shard_documents: int = Field(default=50_000, ge=1)
+    shard_documents: int = Field(default=50_000, ge=1, le=bounds.DOCUMENTS)
     """Documents per shard at most: the unit exported as one file and resumed from. Shards
     hold whole batches, so a single batch larger than this makes a shard of its own."""
     command: str = "campaign-planner embed {plan} --version {version} --part {part}/{parts}"
@@ -112,6 +114,11 @@ class Embedding(Strict):
     @classmethod
     def _template(cls, v: str) -> str:
         return check_template(v, EMBEDDING_PLACEHOLDERS | {"plan"})
+
+    @field_validator("export_root")
+    @classmethod
+    def _root(cls, v: str) -> str:
+        return check_root(v)
 
     @model_validator(mode="after")
     def _budget(self) -> Self:

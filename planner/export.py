@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
 from planner.errors import InputError, from_validation
 from planner.order import Order
 from planner.plan import Plan
-from planner.tomlio import dumps, read_toml, write_all
+from planner.replace import replace_together
+from planner.tomlio import dumps, read_toml
 
 HEADER_PLAN = ("# campaign-planner plan: runs in plan order, times in hours from the window's "
                "start.\n# Run it on the rented machine; every figure's provenance is in "
@@ -28,20 +32,42 @@ def order_toml(order: Order) -> str:
 
 
 def write_exports(out_dir: str | Path, plan: Plan, order: Order, *,
-                  force: bool = False) -> list[Path]:
-    """Write both files into `out_dir`; nothing is written if either would overwrite
-    an existing file without `force`."""
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise InputError("exists and is not a folder", file=out, field="--out")
+                  force: bool = False, extra: Sequence[Path] = ()) -> list[Path]:
+    """Write both files into `out_dir`, with the finished files `extra` (a corpus's shard
+    list) moved in beside them, as a unit: all are replaced, or none (a full disk, a file
+    that would be overwritten without `force`)."""
+    out = Path(out_dir).expanduser()  # as given: a relative folder is shown relative
     targets = [(out / "plan.toml", plan_toml(plan)), (out / "order.toml", order_toml(order))]
-    write_all(targets, force=force)
-    return [p for p, _ in targets]
+    moves = [(out / p.name, p) for p in extra]
+    replace_together(out, targets, moves, force=force)
+    return [p for p, _ in targets] + [p for p, _ in moves]
+
+
+def _number_problem(data: Any, where: str = "") -> tuple[str, str] | None:
+    """The first number in an edited plan no arithmetic should meet: not finite, or huge."""
+    if isinstance(data, dict):
+        items: Any = ((f"{where}.{k}" if where else str(k), v) for k, v in data.items())
+    elif isinstance(data, list):
+        items = ((f"{where}[{i}]", v) for i, v in enumerate(data))
+    elif isinstance(data, float) and not math.isfinite(data):
+        return where, "not a finite number"
+    elif isinstance(data, int | float) and not isinstance(data, bool) and abs(data) > 1e15:
+        return where, "a number far beyond any plan's"
+    else:
+        return None
+    for key, value in items:
+        found = _number_problem(value, key)
+        if found:
+            return found
+    return None
 
 
 def read_plan(path: str | Path) -> Plan:
     """A `plan.toml` read back into a Plan; errors name the file and the field."""
     data = read_toml(path)
+    problem = _number_problem(data)
+    if problem:
+        raise InputError(problem[1], file=path, field=problem[0])
     try:
         return Plan.model_validate(data)
     except ValidationError as exc:

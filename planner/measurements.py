@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
+from planner import bounds
 from planner.catalog import Dtype
 from planner.errors import InputError, from_validation
 from planner.model import Lax, Strict
@@ -35,9 +36,9 @@ class Device(Strict):
     """Catalog key of the card, when the device is a catalog card model."""
     compute_capability: str = ""
     """CUDA compute capability, e.g. "8.6" (empty on CPU)."""
-    memory_gib: float | None = None
+    memory_gib: float | None = Field(default=None, ge=0, le=bounds.GIB)
     """Device memory in GiB (CUDA)."""
-    threads: int | None = None
+    threads: int | None = Field(default=None, ge=0, le=1 << 20)
     """CPU threads torch used (CPU runs)."""
 
 
@@ -48,13 +49,13 @@ class Workload(Strict):
     """A built-in reference workload or the user's factory."""
     spec: dict[str, Any]
     """The preset's measurement section, as it was."""
-    micro_batch: int
+    micro_batch: int = Field(ge=1, le=bounds.BATCH)
     """Micro-batch of the preset."""
-    accumulation: int
+    accumulation: int = Field(ge=1, le=bounds.BATCH)
     """Accumulation of the preset."""
-    cards_per_run: int = 1
+    cards_per_run: int = Field(default=1, ge=1, le=4096)
     """Cards per run of the preset."""
-    seq_len: int | None = None
+    seq_len: int | None = Field(default=None, ge=1, le=bounds.TOKENS)
     """Sequence length of every sample (reference workloads): the longest the run sees."""
     fingerprint: str
     """SHA-256 of the above and every configuration's factors."""
@@ -63,13 +64,13 @@ class Workload(Strict):
 class StepTime(Strict):
     """Timed optimizer steps (training) or batches (embedding)."""
 
-    median_s: float = Field(gt=0)
+    median_s: float = Field(gt=0, le=bounds.MEASURED_SECONDS)
     """Median seconds per step."""
-    p10_s: float = Field(gt=0)
+    p10_s: float = Field(gt=0, le=bounds.MEASURED_SECONDS)
     """10th percentile."""
-    p90_s: float = Field(gt=0)
+    p90_s: float = Field(gt=0, le=bounds.MEASURED_SECONDS)
     """90th percentile."""
-    steps: int = Field(ge=1)
+    steps: int = Field(ge=1, le=bounds.STEPS)
     """Steps timed."""
 
 
@@ -79,23 +80,23 @@ class Memory(Strict):
     method: Literal["cuda", "fake-tensor"]
     """`cuda`: the allocator's peak statistics on the device; `fake-tensor`: an estimate from
     one step traced under FakeTensorMode with torch's MemTracker (no GPU needed)."""
-    peak_gib: float = Field(gt=0)
+    peak_gib: float = Field(gt=0, le=bounds.GIB)
     """The figure planned on: reserved memory (cuda) or the tracked peak (fake-tensor)."""
-    allocated_gib: float | None = None
+    allocated_gib: float | None = Field(default=None, ge=0, le=bounds.GIB)
     """`torch.cuda.max_memory_allocated` (cuda)."""
-    reserved_gib: float | None = None
+    reserved_gib: float | None = Field(default=None, ge=0, le=bounds.GIB)
     """`torch.cuda.max_memory_reserved` (cuda)."""
-    num_alloc_retries: int | None = None
+    num_alloc_retries: int | None = Field(default=None, ge=0, le=bounds.STEPS)
     """Allocator retries after a failed allocation (cuda): above 0, memory is tight."""
-    weights_gib: float | None = None
+    weights_gib: float | None = Field(default=None, ge=0, le=bounds.GIB)
     """Parameters and buffers (fake-tensor)."""
-    gradients_gib: float | None = None
+    gradients_gib: float | None = Field(default=None, ge=0, le=bounds.GIB)
     """Gradients (fake-tensor)."""
-    optimizer_gib: float | None = None
+    optimizer_gib: float | None = Field(default=None, ge=0, le=bounds.GIB)
     """Optimizer states (fake-tensor)."""
-    activations_gib: float | None = None
+    activations_gib: float | None = Field(default=None, ge=0, le=bounds.GIB)
     """Activations and backward temporaries at their peak (fake-tensor)."""
-    per_sample_gib: float | None = None
+    per_sample_gib: float | None = Field(default=None, ge=0, le=bounds.GIB)
     """How much the peak grows per micro-batch sample (from two micro-batches)."""
 
 
@@ -104,16 +105,16 @@ class BatchChoice(Strict):
 
     card: str
     """Catalog key of the target card searched for."""
-    budget_gib: float
+    budget_gib: float = Field(le=bounds.GIB)
     """Memory a run may use there: usable memory less the CUDA context and the preset's
     margin (less DDP's buckets for a run on several cards)."""
     method: Literal["cuda", "fake-tensor"]
     """How each candidate was judged: a real step under a memory cap, or the estimate."""
-    largest: int
+    largest: int = Field(ge=0, le=bounds.BATCH)
     """Largest micro-batch that fits (0: not even one sample)."""
-    limit: int
+    limit: int = Field(ge=0, le=bounds.BATCH)
     """The search stopped growing here (the per-card batch): `largest` may be higher."""
-    probes: int
+    probes: int = Field(ge=0, le=bounds.BATCH)
     """Candidates tried."""
     oom_recoveries: int = 0
     """Out-of-memory errors recovered from during the search."""
@@ -136,15 +137,15 @@ class ConfigMeasurement(Strict):
     """Measured once for another configuration whose workload is identical."""
     ignored_factors: list[str] = []
     """Factors that do not change the reference workload's step."""
-    params: int = Field(ge=0)
+    params: int = Field(ge=0, le=bounds.PARAMS)
     """Parameters of the model."""
-    trainable_params: int = Field(ge=0)
+    trainable_params: int = Field(ge=0, le=bounds.PARAMS)
     """Parameters that receive gradients."""
-    micro_batch: int = Field(ge=1)
+    micro_batch: int = Field(ge=1, le=bounds.BATCH)
     """Micro-batch the step was timed and the memory taken at."""
-    accumulation: int = Field(default=1, ge=1)
+    accumulation: int = Field(default=1, ge=1, le=bounds.BATCH)
     """Micro-batches per timed optimizer step."""
-    tokens_per_step: int | None = None
+    tokens_per_step: int | None = Field(default=None, ge=0, le=bounds.PARAMS)
     """Tokens per timed step (reference workloads and embeddings)."""
     step_time: StepTime | None = None
     """Timing; absent when the configuration could not be timed (does not fit, cancelled)."""
@@ -152,7 +153,7 @@ class ConfigMeasurement(Strict):
     """Peak memory."""
     batch: BatchChoice | None = None
     """The micro-batch search for the target card (training)."""
-    flops_per_step: float = Field(ge=0)
+    flops_per_step: float = Field(ge=0, le=bounds.FLOPS)
     """FLOPs of one timed step as the device runs them (the recompute of activation
     checkpointing included), counted with FlopCounterMode on the meta device."""
     achieved_tflops: float | None = None

@@ -34,7 +34,14 @@ class Strict(BaseModel):
     """Frozen, strict pydantic model: unknown keys refused, field docstrings as descriptions
     (see `with_descriptions`)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        strict=True,
+        defer_build=True,
+        # inf and nan are never a figure anyone means; refused in every input file.
+        allow_inf_nan=False,
+    )
 
 
 @functools.cache

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal, Self
 
+from pydantic import Field, field_validator, model_validator
+
+from planner import bounds
 from planner.corpus_plan import CorpusPlan
 from planner.costs import Figure
 from planner.measurements import MeasuredFrom
 from planner.model import Lax
+from planner.paths import check_run_id, check_run_path
 from planner.preset import FactorValue, Overheads
 
 
@@ -26,15 +30,15 @@ class PlanCampaign(Lax):
     """Card model (catalog key)."""
     card_name: str
     """Card model in full."""
-    cards: int
+    cards: int = Field(ge=1, le=4096)
     """Cards rented."""
-    window_hours: float
+    window_hours: float = Field(gt=0, le=bounds.HOURS)
     """Rental window."""
     usable_hours: float
     """Window less the stack check at the start and the safety margin at the end."""
-    usable_from_h: float
+    usable_from_h: float = Field(ge=0, le=bounds.HOURS)
     """Hour the first run may start (after the stack check)."""
-    usable_until_h: float
+    usable_until_h: float = Field(ge=0, le=bounds.HOURS)
     """Hour every run must have ended by (before the safety margin)."""
     fingerprint: str
     """SHA-256 of the preset's canonical form."""
@@ -106,13 +110,13 @@ class Run(Lax):
     """Representation version (embedding shards)."""
     shard: int | None = None
     """Shard index (embedding shards)."""
-    card: list[int]
+    card: list[Annotated[int, Field(ge=0, lt=4096)]] = Field(min_length=1, max_length=4096)
     """0-based indices of the cards it runs on."""
-    start_h: float
+    start_h: float = Field(ge=0, le=bounds.HOURS)
     """Start, in hours from the window's start."""
-    end_h: float
+    end_h: float = Field(ge=0, le=bounds.HOURS)
     """Planned end, in hours from the window's start."""
-    steps: int
+    steps: int = Field(ge=0, le=bounds.STEPS)
     """Optimizer steps (0 for evaluations and embedding shards)."""
     micro_batch: int
     """Micro-batch per card."""
@@ -130,8 +134,24 @@ class Run(Lax):
     """Path a relaunch resumes from (its latest checkpoint)."""
     depends_on: str = ""
     """Run that must finish first (robustness evaluations)."""
-    max_retries: int = 0
+    max_retries: int = Field(default=0, ge=0, le=1000)
     """Retries before the run is marked failed."""
+
+    # A plan.toml is a file people edit: what names files is checked again on reading.
+    @field_validator("id")
+    @classmethod
+    def _id(cls, v: str) -> str:
+        return check_run_id(v)
+
+    @field_validator("depends_on")
+    @classmethod
+    def _depends(cls, v: str) -> str:
+        return v and check_run_id(v)
+
+    @field_validator("checkpoint_dir", "export_name", "resume")
+    @classmethod
+    def _path(cls, v: str) -> str:
+        return check_run_path(v)
 
 
 class NotFitting(Lax):
@@ -308,3 +328,12 @@ class Plan(Lax):
     """Embedding settings and counts (embedding campaigns)."""
     adaptation: AdaptationPlan | None = None
     """Base model, trained parameters and dataset (adaptation campaigns)."""
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> Self:
+        seen: set[str] = set()
+        for i, run in enumerate(self.runs):
+            if run.id in seen:
+                raise ValueError(f"@runs[{i}].id: run id {run.id} is used twice")
+            seen.add(run.id)
+        return self

@@ -11,9 +11,11 @@ from typing import Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
+from planner import bounds
 from planner.costs import anchor_figures
 from planner.embedding_spec import Embedding, TokenLengths
 from planner.model import SLUG, Strict
+from planner.paths import NAME_CHARS
 from planner.training import (
     Adaptation,
     Baseline,
@@ -34,21 +36,21 @@ Kind = Literal["ablation", "embedding", "adaptation"]
 class Campaign(Strict):
     """What is rented, for how long, and what kind of campaign runs on it."""
 
-    name: str = Field(pattern=SLUG)
-    """Campaign name: letters, digits, `.`, `_` and `-`."""
-    id: str | None = Field(default=None, pattern=SLUG)
+    name: str = Field(pattern=SLUG, max_length=NAME_CHARS)
+    """Campaign name: letters, digits, `.`, `_` and `-`; at most 64 characters."""
+    id: str | None = Field(default=None, pattern=SLUG, max_length=NAME_CHARS)
     """Stable campaign id carried by every run id; derived from the name and preset when unset."""
     kind: Kind
     """`ablation`, `embedding` or `adaptation`; the preset's matching section describes it."""
     window_days: Literal[3, 7, 30] | None = None
     """Rental window in days: 3, 7 or 30. Give this or `window_hours`."""
-    window_hours: float | None = Field(default=None, gt=0)
+    window_hours: float | None = Field(default=None, gt=0, le=bounds.HOURS)
     """A custom rental window in hours, instead of `window_days`."""
     card: str
     """Card model, a catalog key (see `campaign-planner cards`)."""
     cards: int = Field(ge=1, le=4096)
     """Number of cards rented."""
-    price_per_card_hour: float | None = Field(default=None, ge=0)
+    price_per_card_hour: float | None = Field(default=None, ge=0, le=bounds.PRICE)
     """Price of one card-hour, when known; overrides a price in the catalog."""
     currency: str = "USD"
     """Currency of the price."""
@@ -72,21 +74,21 @@ class Campaign(Strict):
 class Overheads(Strict):
     """Time the window pays for besides the work itself."""
 
-    stack_check_hours: float = Field(default=1.0, ge=0)
+    stack_check_hours: float = Field(default=1.0, ge=0, le=bounds.HOURS)
     """Reserved at the start of the window to check drivers, CUDA, PyTorch and a resume."""
-    startup_minutes: float = Field(default=5.0, ge=0)
+    startup_minutes: float = Field(default=5.0, ge=0, le=bounds.MINUTES)
     """Per run: process start, data loading, model build."""
-    eval_every_steps: int = Field(default=0, ge=0)
+    eval_every_steps: int = Field(default=0, ge=0, le=bounds.STEPS)
     """Evaluate every this many steps (0: only once, at the end of the run)."""
-    eval_minutes: float = Field(default=0.0, ge=0)
+    eval_minutes: float = Field(default=0.0, ge=0, le=bounds.MINUTES)
     """Duration of one evaluation."""
-    checkpoint_every_steps: int = Field(default=0, ge=0)
+    checkpoint_every_steps: int = Field(default=0, ge=0, le=bounds.STEPS)
     """Write a checkpoint every this many steps (0: only at the end of the run)."""
-    checkpoint_write_minutes: float = Field(default=0.0, ge=0)
+    checkpoint_write_minutes: float = Field(default=0.0, ge=0, le=bounds.MINUTES)
     """Duration of one checkpoint write."""
-    safety_margin_hours: float = Field(default=0.0, ge=0)
+    safety_margin_hours: float = Field(default=0.0, ge=0, le=bounds.HOURS)
     """Reserved at the end of the window: nothing is planned to end inside it."""
-    memory_margin_gib: float = Field(default=2.0, ge=0)
+    memory_margin_gib: float = Field(default=2.0, ge=0, le=bounds.GIB)
     """Device memory kept free below the card's size (allocator fragmentation, spikes)."""
 
 
@@ -111,9 +113,9 @@ class OrderSpec(Strict):
 
     image: str = "ubuntu-22.04"
     """Operating-system image."""
-    cuda: str = Field(default="12.6", pattern=r"^\d+\.\d+$")
+    cuda: str = Field(default="12.6", pattern=bounds.VERSION_DIGITS)
     """CUDA version wanted."""
-    pytorch: str = Field(default="2.7", pattern=r"^\d+\.\d+(\.\d+)?$")
+    pytorch: str = Field(default="2.7", pattern=r"^\d{1,4}\.\d{1,4}(\.\d{1,4})?$")
     """PyTorch version wanted."""
     packages: list[str] = []
     """Extra packages to install."""
@@ -170,6 +172,10 @@ class Preset(Strict):
             raise ValueError(
                 f"@campaign.kind: is {kind!r} but the preset also has a [{others[0]}] section"
             )
+        if self.embedding and self.embedding.versions * self.campaign.cards > \
+                bounds.EMBEDDING_RUNS:
+            raise ValueError(f"@embedding.versions: versions × cards would make more than "
+                             f"{bounds.EMBEDDING_RUNS} runs")
         return self
 
     @property

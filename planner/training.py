@@ -2,17 +2,49 @@
 
 from __future__ import annotations
 
-from typing import Literal, Self
+import math
+import re
+from typing import Annotated, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
+from planner import bounds
 from planner.costs import Figure
 from planner.measure_spec import MeasureSpec
 from planner.model import SLUG, Strict
 from planner.model_size import ModelSize
+from planner.paths import NAME_CHARS, check_root
 from planner.templates import TRAINING_PLACEHOLDERS, check_template
 
 FactorValue = str | int | float | bool
+Seed = Annotated[int, Field(ge=-(2**63), lt=2**63)]
+"""A seed: a signed 64-bit integer."""
+MAX_SEEDS = 1000
+MAX_VARIANTS = 1000
+MAX_CONTROLS = 100
+MAX_RUNS = 100_000
+"""Most runs a training matrix may expand to (configurations × seeds × (1 + controls))."""
+
+FACTOR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
+"""A factor name: identifier-like (dots and dashes allowed after the first character), at
+most 64 characters; it becomes `name=value` in {overrides}."""
+MAX_VALUE_CHARS = 1024
+"""Longest text value of a factor."""
+
+
+def check_factors(v: dict[str, FactorValue]) -> dict[str, FactorValue]:
+    """Factor names identifier-like; values finite numbers or bounded text."""
+    for name, value in v.items():
+        if not FACTOR_NAME.fullmatch(name):
+            raise ValueError(f"factor name {name[:80]!r} is not identifier-like: letters, "
+                             "digits, `_`, `.` and `-`, starting with a letter or `_`, at "
+                             "most 64 characters")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"factor {name}: {value} is not a finite number")
+        if isinstance(value, str) and (len(value) > MAX_VALUE_CHARS or "\0" in value):
+            raise ValueError(f"factor {name}: text values are at most {MAX_VALUE_CHARS} "
+                             "characters, without NUL")
+    return v
 
 
 class Costed(Strict):
@@ -22,7 +54,7 @@ class Costed(Strict):
     """Seconds per optimizer step (micro-batch × accumulation samples per card)."""
     peak_memory_gib: Figure
     """Peak device memory per card at the workload's micro-batch, in GiB."""
-    memory_per_sample_gib: float | None = Field(default=None, gt=0)
+    memory_per_sample_gib: float | None = Field(default=None, gt=0, le=bounds.GIB)
     """How much the peak grows per micro-batch sample; lets the planner shrink the
     micro-batch (raising accumulation) when the peak does not fit the card."""
 
@@ -38,27 +70,32 @@ class Baseline(Costed):
     def _some(cls, v: dict[str, FactorValue]) -> dict[str, FactorValue]:
         if not v:
             raise ValueError("the baseline needs at least one factor")
-        return v
+        return check_factors(v)
 
 
 class Variant(Costed):
     """One ablation: the baseline with exactly one factor changed."""
 
-    name: str = Field(pattern=SLUG)
-    """Variant name, used in run ids."""
+    name: str = Field(pattern=SLUG, max_length=NAME_CHARS)
+    """Variant name, used in run ids; at most 64 characters."""
     changes: dict[str, FactorValue]
     """The factor this variant changes and its new value, e.g. `{ loss = "ce" }`."""
     waive_one_factor: str = ""
     """A reason to accept a variant that breaks the one-factor rule; the break becomes a
     warning carried into the plan instead of an error."""
 
+    @field_validator("changes")
+    @classmethod
+    def _changes(cls, v: dict[str, FactorValue]) -> dict[str, FactorValue]:
+        return check_factors(v)
+
 
 class Robustness(Strict):
     """An extra evaluation run on trained checkpoints, scheduled after all training."""
 
-    name: str = Field(pattern=SLUG)
-    """Control name, used in run ids."""
-    eval_minutes: float = Field(gt=0)
+    name: str = Field(pattern=SLUG, max_length=NAME_CHARS)
+    """Control name, used in run ids; at most 64 characters."""
+    eval_minutes: float = Field(gt=0, le=bounds.MINUTES)
     """Duration of this evaluation for one trained run."""
     applies_to: list[str] = []
     """Variant names it evaluates (`baseline` for the baseline); empty means all."""
@@ -75,34 +112,35 @@ class Robustness(Strict):
 class Training(Strict):
     """An ablation matrix: a kept baseline, one-factor variants, repeated over seeds."""
 
-    steps: int = Field(ge=1)
+    steps: int = Field(ge=1, le=bounds.STEPS)
     """Optimizer steps per run."""
-    seeds: list[int] = Field(min_length=1)
-    """Seeds; the whole matrix repeats once per seed, in this order."""
-    micro_batch: int = Field(ge=1)
+    seeds: list[Seed] = Field(min_length=1, max_length=MAX_SEEDS)
+    """Seeds; the whole matrix repeats once per seed, in this order (at most 1000)."""
+    micro_batch: int = Field(ge=1, le=bounds.BATCH)
     """Samples per card per forward pass."""
-    accumulation: int = Field(default=1, ge=1)
+    accumulation: int = Field(default=1, ge=1, le=bounds.BATCH)
     """Micro-batches accumulated per optimizer step."""
-    cards_per_run: int = Field(default=1, ge=1)
+    cards_per_run: int = Field(default=1, ge=1, le=4096)
     """Cards one run uses (data parallel)."""
-    effective_batch: int | None = Field(default=None, ge=1)
+    effective_batch: int | None = Field(default=None, ge=1, le=bounds.EFFECTIVE_BATCH)
     """The rule every variant keeps: micro_batch × accumulation × cards_per_run. Optional;
     when given it must equal that product."""
     baseline: Baseline
     """The kept baseline."""
-    variants: list[Variant] = []
-    """The variants, written down before the first launch."""
-    robustness: list[Robustness] = []
-    """Robustness controls: extra evaluations, scheduled last."""
-    max_retries: int = Field(default=1, ge=0)
+    variants: list[Variant] = Field(default=[], max_length=MAX_VARIANTS)
+    """The variants, written down before the first launch (at most 1000)."""
+    robustness: list[Robustness] = Field(default=[], max_length=MAX_CONTROLS)
+    """Robustness controls: extra evaluations, scheduled last (at most 100)."""
+    max_retries: int = Field(default=1, ge=0, le=1000)
     """How often the executor retries a failed run before marking it failed."""
     command: str
     """Command for one run, with placeholders such as {run_id}, {seed}, {overrides},
     {factors[name]}, {checkpoint_dir}, {resume}, {micro_batch}, {accumulation}."""
     checkpoint_root: str = "checkpoints"
-    """Folder holding one checkpoint folder per run, named by run id."""
+    """Folder holding one checkpoint folder per run, named by run id: relative to the
+    working directory, or absolute (a data disk); never with `..`."""
     export_root: str = "exports"
-    """Folder holding final exports, named by run id."""
+    """Folder holding final exports, named by run id; relative or absolute, never `..`."""
     measure: MeasureSpec | None = None
     """How `campaign-planner measure` builds this workload: a reference transformer or your
     own factory (see `planner.measure_spec`)."""
@@ -125,6 +163,11 @@ class Training(Strict):
     def _template(cls, v: str) -> str:
         return check_template(v, TRAINING_PLACEHOLDERS)
 
+    @field_validator("checkpoint_root", "export_root")
+    @classmethod
+    def _root(cls, v: str) -> str:
+        return check_root(v)
+
     @model_validator(mode="after")
     def _batch_rule(self) -> Self:
         product = self.micro_batch * self.accumulation * self.cards_per_run
@@ -134,6 +177,10 @@ class Training(Strict):
                 f"cards_per_run = {self.micro_batch} × {self.accumulation} × "
                 f"{self.cards_per_run} = {product}"
             )
+        runs = (1 + len(self.variants)) * len(self.seeds) * (1 + len(self.robustness))
+        if runs > MAX_RUNS:
+            raise ValueError(f"@seeds: the matrix would have {runs} runs; at most "
+                             f"{MAX_RUNS} are planned")
         names = [v.name for v in self.variants]
         for name in names:
             if name == "baseline":

@@ -108,8 +108,9 @@ def _wait_for(predicate, timeout: float = 20.0) -> None:  # type: ignore[no-unty
 
 
 def test_ctrl_c_stops_children_and_the_next_run_resumes(tmp_path: Path) -> None:
-    plan_path = h.make_plan(tmp_path / "p", h.preset(steps=60, step_s=0.02, every=5,
-                                                     robustness=[]))
+    gate = tmp_path / "gate"  # runs stop at their first checkpoint until it exists
+    plan_path = h.make_plan(tmp_path / "p", h.preset(steps=60, step_s=0.002, every=5,
+                                                     robustness=[], gate=gate))
     wd = plan_path.parent
     out = wd / "executor.out"
     proc = h.start(plan_path, out=out)
@@ -125,6 +126,7 @@ def test_ctrl_c_stops_children_and_the_next_run_resumes(tmp_path: Path) -> None:
     stopped = [e for e in events if e["ev"] == "exited"]
     assert len(stopped) == 2 and {e["outcome"] for e in stopped} == {"stopped"}
     assert any(e["ev"] == "stop" for e in events)
+    gate.touch()
     proc = h.start(plan_path, out=out)
     assert proc.wait(60) == 0, out.read_text()
     for trace in h.traces(plan, wd).values():

@@ -73,12 +73,28 @@ def _check(plan_path: Path, reference: dict[str, object], stats: Counter) -> Non
         assert ends and all(e["state"] == ends[0]["state"] for e in ends)
 
 
+def _events(workdir: Path) -> int:
+    try:
+        return (workdir / "campaign-run" / "journal.jsonl").read_bytes().count(b"\n")
+    except FileNotFoundError:
+        return 0
+
+
+def _acted(out: Path, said: int) -> bool:
+    """Whether the executor started after line `said` of its output adopted or started a
+    run (it has settled what the last one left)."""
+    new = out.read_text().splitlines()[said:] if out.exists() else []
+    return any(" adopted " in line or " started " in line for line in new)
+
+
 def test_sigkill_at_random_moments(tmp_path: Path) -> None:
-    plan_path = h.make_plan(tmp_path / "plan", h.preset(steps=40, every=4))
+    # A relative gate: each run looks for it in its own working directory.
+    plan_path = h.make_plan(tmp_path / "plan", h.preset(steps=40, every=4, gate=Path("gate")))
     plan = h.load(plan_path)
     ref_dir = tmp_path / "reference"
     ref_dir.mkdir()
     shutil.copy(plan_path, ref_dir)
+    (ref_dir / "gate").touch()
     assert h.start(ref_dir / "plan.toml").wait(60) == 0
     reference = h.exports(plan, ref_dir)
     for run in plan.runs:  # the uninterrupted run is the script's own pure computation
@@ -94,16 +110,33 @@ def test_sigkill_at_random_moments(tmp_path: Path) -> None:
         workdir.mkdir()
         shutil.copy(plan_path, workdir)
         trial_plan = workdir / "plan.toml"
+        out = workdir / "executor.out"
+        hold = False
         for _ in range(min(KILLS_PER_TRIAL, KILLS - stats["kills"])):
-            proc = h.start(trial_plan, out=workdir / "executor.out")
-            time.sleep(rng.uniform(0.05, 1.0))
+            # A closed gate holds runs at their first checkpoint: what an executor killed
+            # alone leaves running is still running when the next one looks.
+            if hold:
+                (workdir / "gate").unlink(missing_ok=True)
+            else:
+                (workdir / "gate").touch()
+            # The moment is picked by progress, not by a clock: after a random number of
+            # further journal events (held: once the executor has adopted or started a
+            # run), however slow or loaded the machine.
+            target = _events(workdir) + rng.randint(1, 14)
+            said = out.read_text().count("\n") if out.exists() else 0
+            proc = h.start(trial_plan, out=out)
+            while proc.poll() is None and not (
+                    _acted(out, said) if hold else _events(workdir) >= target):
+                time.sleep(0.005)
             if proc.poll() is not None:
                 break
             everything = rng.random() < 0.5
             _kill(proc, workdir, everything)
             stats["kills"] += 1
             stats["kills_everything" if everything else "kills_executor_only"] += 1
-        final = h.start(trial_plan, out=workdir / "executor.out")
+            hold = not everything or rng.random() < 0.5
+        (workdir / "gate").touch()
+        final = h.start(trial_plan, out=out)
         assert final.wait(60) == 0, (workdir / "executor.out").read_text()[-2000:]
         h.wait_gone(workdir)
         _check(trial_plan, reference, stats)

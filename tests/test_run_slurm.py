@@ -35,8 +35,10 @@ def test_export_files_and_options(tmp_path: Path) -> None:
     evals = (out / "robustness.sbatch").read_text()
     assert "#SBATCH --array=0-3" in main and "#SBATCH --array=0-1" in evals
     assert "#SBATCH --gres=gpu:1" in main and "#SBATCH --partition=gpu" in main
-    assert f"#SBATCH --chdir={plan_path.parent}" in main and "#SBATCH --requeue" in main
-    assert "--dependency=afterany" in (out / "submit.sh").read_text()
+    assert f'#SBATCH --chdir="{plan_path.parent}"' in main and "#SBATCH --requeue" in main
+    assert "#SBATCH --cpus-per-task=8" in main and "#SBATCH --mem=32G" in main
+    submit = (out / "submit.sh").read_text()
+    assert "--dependency=afterok:" in submit and "PARENTS=(0 2)" in submit
     assert len(list((out / "manifests").iterdir())) == len(plan.runs)
     for name in ("campaign.sbatch", "robustness.sbatch", "submit.sh"):
         assert subprocess.run(["bash", "-n", str(out / name)]).returncode == 0

@@ -81,7 +81,7 @@ def test_journal_drops_a_torn_last_line_and_trims_it(tmp_path: Path) -> None:
     events = read_events(path)
     assert [e["ev"] for e in events] == ["started", "exited"]
     assert fold(events).runs["a"].state == "finished"
-    path.write_text('{"ev": "plan"}\nnot json\n{"ev": "plan"}\n')
+    path.write_text('{"t": 1, "ev": "stop"}\nnot json\n{"t": 2, "ev": "stop"}\n')
     with pytest.raises(InputError, match="line 2"):
         read_events(path)
 
@@ -136,16 +136,15 @@ def test_status_before_any_session(tmp_path: Path) -> None:
 
 def test_processes_outliving_their_shell_end_before_the_run_does(tmp_path: Path) -> None:
     data = h.preset(seeds=(0,), variants={}, robustness=[])
-    data["ablation"]["command"] = "sleep 30 & echo {run_id}"
+    data["ablation"]["command"] = "sleep 600 & echo {run_id}"
     plan_path = h.make_plan(tmp_path / "p", data)
     os.environ["CAMPAIGN_LINGER_S"] = "0.5"
     try:
-        started = time.monotonic()
+        # Waiting out the stray sleep would overrun the CLI's 60 s timeout and raise.
         proc = h.cli("run", str(plan_path), "--poll", "0.02")
     finally:
         del os.environ["CAMPAIGN_LINGER_S"]
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert time.monotonic() - started < 20
     assert h.campaign_pids(plan_path.parent) == []  # the stray sleep was killed
 
 

@@ -82,6 +82,10 @@ class Layout:
     model_sha256: str = ""
     warnings: list[str] = field(default_factory=list)
 
+    def files(self) -> list[Path]:
+        """`shards.toml` and `shards.jsonl`, finished, in the temporary folder."""
+        return [self.folder / LIST_NAME, self.folder / IDS_NAME]
+
     def install(self, out_dir: str | Path, *, force: bool = False) -> list[Path]:
         """Move `shards.toml` and `shards.jsonl` into `out_dir`."""
         out = Path(out_dir)

@@ -96,10 +96,7 @@ def dry_run(plan: Plan, plan_path: Path, ws: Workspace, hist: History,
 def cmd_run(argv: Sequence[str]) -> int:
     """Run a plan (or show, with --dry-run, what would run)."""
     args = run_parser().parse_args(argv)
-    from planner.errors import InputError
-
-    if args.poll <= 0 or args.grace < 0:
-        raise InputError("must be positive", field="--poll" if args.poll <= 0 else "--grace")
+    prepare.check_times(args.poll, args.grace)
     plan, plan_path = prepare.load_plan(args.plan)
     cards = prepare.parse_cards(args.cards, plan)
     window_start = prepare.parse_window_start(args.window_start)
@@ -169,22 +166,33 @@ def cmd_slurm(argv: Sequence[str]) -> int:
                         "duration plus 20%%); a task reaching it is requeued and resumes")
     p.add_argument("--throttle", type=int, metavar="N",
                    help="at most N tasks of an array at once")
+    p.add_argument("--cpus-per-task", type=int, metavar="N",
+                   help="CPUs of one task (default: 8 per card of the task)")
+    p.add_argument("--mem", metavar="SIZE",
+                   help="host memory of one task, e.g. 64G (default: 32G per card)")
     args = p.parse_args(argv)
     from planner.errors import InputError
+    from planner.run import slurm_options
     from planner.run.slurm import export
 
-    if args.time is not None and not re.fullmatch(r"(\d+-)?\d+(:\d{2}){0,2}", args.time):
-        raise InputError(f"expected a SLURM time such as 2-00:00:00, got {args.time!r}",
-                         field="--time")
-    if args.throttle is not None and args.throttle < 1:
-        raise InputError("must be at least 1", field="--throttle")
+    if args.time is not None:
+        slurm_options.time_seconds(args.time)
+    slurm_options.cpus(args.cpus_per_task, 1)
+    slurm_options.mem(args.mem, 1)
+    if args.throttle is not None and not 1 <= args.throttle <= 1_000_000:
+        raise InputError("must be between 1 and 1000000", field="--throttle")
+    if args.partition is not None and not re.fullmatch(r"[A-Za-z0-9_.,-]{1,200}",
+                                                       args.partition):
+        raise InputError("expected partition names (letters, digits, `_`, `.`, `-`, "
+                         "comma-separated)", field="--partition")
     plan, plan_path = prepare.load_plan(args.plan)
     ws = prepare.workspace(plan_path, args.workdir)
     out = Path(args.out).expanduser().absolute()
     if out.exists() and not out.is_dir():
         raise InputError("exists and is not a folder", file=out, field="--out")
     written = export(plan, plan_path, out, ws.workdir, force=args.force,
-                     partition=args.partition, time_limit=args.time, throttle=args.throttle)
+                     partition=args.partition, time_limit=args.time, throttle=args.throttle,
+                     cpus_per_task=args.cpus_per_task, mem=args.mem)
     print(f"Wrote {', '.join(str(w) for w in written)} and {len(plan.runs)} manifests")
     print(f"Submit with: {out / 'submit.sh'}   (follow with: squeue --me; sacct -j JOBID)")
     return 0

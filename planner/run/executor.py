@@ -10,7 +10,7 @@ relaunches it from its latest checkpoint.
 from __future__ import annotations
 
 import json
-import secrets
+import os
 import signal
 import subprocess
 import sys
@@ -19,16 +19,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from planner.errors import InputError
 from planner.plan import Plan, Run
 from planner.run.journal import History, Journal, RunRecord, Workspace
+from planner.run.launch import go, spawn
 from planner.run.params import check_manifest, run_fingerprint, write_manifest
 from planner.run.procs import (
-    SHIM,
     alive,
-    identity,
     kill_leftovers,
-    launch_mode,
-    run_env,
+    lock_path,
+    run_lock,
     signal_group,
 )
 from planner.run.status import span
@@ -52,14 +52,19 @@ class Executor:
 
     def __init__(self, plan: Plan, plan_path: Path, ws: Workspace, journal: Journal,
                  history: History, cards: list[int], *, poll: float = 1.0,
-                 grace: float = 30.0, out: TextIO = sys.stdout) -> None:
+                 grace: float = 30.0, out: TextIO | None = None) -> None:
         self.plan, self.plan_path, self.ws = plan, plan_path, ws
         self.journal, self.history, self.cards = journal, history, cards
-        self.poll, self.grace, self.out = poll, grace, out
+        self.poll, self.grace = poll, grace
+        self.out = out or sys.stdout  # looked up now: a caller may have replaced it
         self.runs = {r.id: r for r in plan.runs}
         self.fps = {r.id: run_fingerprint(r) for r in plan.runs}
         self.active: dict[str, Active] = {}
         self.blocked: dict[str, str] = {}
+        self.waiting: set[str] = set()
+        """Runs whose lock another executor holds (started from another folder)."""
+        self.not_before: dict[str, float] = {}
+        """Runs whose launcher recorded no exit, and when they may be retried (back-off)."""
         self.stop_signal: int | None = None
         self.kill_now = False
 
@@ -87,7 +92,7 @@ class Executor:
                 self.observe()
                 if self.stop_signal is None:
                     self.launch_ready()
-                if not self.active:
+                if not self.active and not self.waiting and not self.not_before:
                     break
                 time.sleep(self.poll)
             if self.stop_signal is not None:
@@ -152,6 +157,9 @@ class Executor:
                 return
             if run.id in self.active or run.id in self.blocked:
                 continue
+            if self.not_before.get(run.id, 0.0) > time.time():
+                continue
+            self.not_before.pop(run.id, None)
             if self.record(run.id).state in ("finished", "failed"):
                 continue
             why = self.dependency(run)
@@ -164,8 +172,19 @@ class Executor:
             need = len(run.card)
             if need > len(free):
                 return  # plan order: later runs do not jump ahead of a wider one
+            lock = run_lock(self.ws.workdir, run)
+            if lock is None:
+                if run.id not in self.waiting:
+                    self.waiting.add(run.id)
+                    self.say(f"waiting: {run.id} is running elsewhere (its lock "
+                             f"{lock_path(self.ws.workdir, run)} is held)")
+                continue
+            self.waiting.discard(run.id)
             take, free = free[:need], free[need:]
-            self.launch(run, take)
+            try:
+                self.launch(run, take, lock)
+            finally:
+                os.close(lock)  # the launcher holds its own copy for the run's lifetime
 
     def _checkpoint_mtime(self, run: Run) -> float | None:
         if run.kind != "train":  # others read or share a folder: nothing of their own to see
@@ -175,7 +194,14 @@ class Executor:
         except OSError:
             return None
 
-    def launch(self, run: Run, cards: list[int]) -> None:
+    def launch(self, run: Run, cards: list[int], lock: int) -> None:
+        try:
+            self._launch(run, cards, lock)
+        except OSError as exc:  # a full disk, a folder that cannot be made
+            raise InputError(f"cannot start run {run.id}: {exc.strerror or exc}",
+                             file=exc.filename or self.ws.workdir) from None
+
+    def _launch(self, run: Run, cards: list[int], lock: int) -> None:
         wd = self.ws.workdir
         problem = check_manifest(wd, run)
         if problem:  # checked before the session too; this catches a folder changed since
@@ -185,34 +211,12 @@ class Executor:
         write_manifest(wd, run)
         (wd / run.export_name).parent.mkdir(parents=True, exist_ok=True)
         attempt = self.record(run.id).attempts + 1
-        token = secrets.token_hex(4)
-        exit_file = self.ws.exit_record(run.id, attempt, token)
-        exit_file.parent.mkdir(parents=True, exist_ok=True)
-        resume = wd / run.resume
-        resuming = resume.exists()
-        mode, args = launch_mode(run.command)
-        log_path = self.ws.log(run.id)
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(log_path, "ab") as log:
-            log.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} attempt {attempt} on "
-                      f"card(s) {cards} ({mode}); resume: "
-                      f"{run.resume if resuming else 'none'}\n".encode())
-            log.flush()
-            env = run_env(run, wd, cards, attempt, self.plan_path, self.plan.campaign.id)
-            proc = subprocess.Popen(
-                [sys.executable, "-I", str(SHIM), str(exit_file), f"--{mode}", *args],
-                stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, cwd=wd, env=env,
-                start_new_session=True)
-        process = {**identity(proc.pid), "token": token}
+        s = spawn(self.ws, run, cards, attempt, lock, self.plan_path, self.plan.campaign.id)
+        proc, process, resuming = s.proc, s.process, s.resuming
         self.event("started", run=run.id, attempt=attempt, cards=cards,
-                   fingerprint=self.fps[run.id], resume=str(resume) if resuming else "",
-                   mode=mode, **process)
-        try:  # only now, with the start journalled, may the command begin
-            assert proc.stdin is not None
-            proc.stdin.write(b"go\n")
-            proc.stdin.close()
-        except BrokenPipeError:
-            pass
+                   fingerprint=self.fps[run.id],
+                   resume=str(wd / run.resume) if resuming else "", mode=s.mode, **process)
+        go(proc)  # only now, with the start journalled, may the command begin
         self.active[run.id] = Active(run, attempt, cards, process, proc, time.time(),
                                      self._checkpoint_mtime(run))
         how = f"resuming from {run.resume}" if resuming and run.kind == "train" else "fresh"
@@ -245,6 +249,12 @@ class Executor:
             # The launcher died without a record: make sure nothing of the run lives on.
             kill_leftovers(a.process["pid"], rid)
         took = span(time.time() - a.started)
+        unrecorded = not recorded and a.proc is not None and self.stop_signal is None
+        if unrecorded and a.proc is not None:
+            # A launcher of this executor ended without recording an exit (a full disk):
+            # it counts as a try, retried after a back-off rather than at once and forever.
+            status = a.proc.returncode
+            code = status if status is not None and status > 0 else 125
         if code == 0:
             outcome = "finished"
             self.say(f"finished {rid} after {took}")
@@ -257,6 +267,10 @@ class Executor:
             outcome = "retry" if left > 0 else "failed"
             more = f"retrying ({left} more tr{'ies' if left > 1 else 'y'})" if left > 0 else \
                 f"no retries left, marked failed; log: {self.ws.log(rid)}"
+            if unrecorded:
+                more += "; no exit record could be written (disk full?)"
+                if left > 0:
+                    self.not_before[rid] = time.time() + min(300.0, 2.0 ** failures)
             self.say(f"{rid} exited with code {code} after {took}: {more}")
         self.event("exited", run=rid, attempt=a.attempt, code=code, outcome=outcome)
 

@@ -8,6 +8,8 @@ state.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import time
@@ -67,14 +69,75 @@ def read_events(path: Path) -> list[dict[str, Any]]:
             if n == len(lines) - 1:  # torn last line: the crash happened mid-write
                 break
             raise InputError(f"line {n + 1} is not a journal event", file=path) from None
+        problem = shape_problem(event)
+        if problem:
+            raise InputError(f"line {n + 1} is not a journal event: {problem}", file=path)
         events.append(event)
     return events
+
+
+_NUMBER = "number"
+_INT_LIST = "list of card indices"
+FIELDS: dict[str, dict[str, Any]] = {
+    "plan": {"fingerprint": str, "runs": dict, "path": str},
+    "executor": {"cards": _INT_LIST, "window_start": _NUMBER},
+    "started": {"run": str, "attempt": int, "cards": _INT_LIST, "fingerprint": str},
+    "checkpointed": {"run": str, "attempt": int},
+    "exited": {"run": str, "attempt": int, "outcome": str},
+    "reset": {"run": str},
+    "stop": {},
+}
+"""The fields each kind of event must have, and their types, for the fold to read it."""
+OPTIONAL: dict[str, dict[str, Any]] = {
+    "executor": {"pid": int},
+    "started": {"pid": int, "pstart": int},
+    "exited": {"code": int},
+}
+"""Fields that may be absent or null, but have this type when present."""
+_LIMITS = {int: 2**31, _NUMBER: 1e11}
+"""Integers (attempts, pids, codes) and times are at most this: no arithmetic on them
+overflows."""
+
+
+def _fits(value: Any, kind: Any) -> bool:
+    if kind == _INT_LIST:
+        return isinstance(value, list) and all(_fits(c, int) and 0 <= c < 4096 for c in value)
+    if kind in (int, _NUMBER):
+        ok = (int,) if kind is int else (int, float)
+        return (isinstance(value, ok) and not isinstance(value, bool)
+                and -_LIMITS[kind] <= value <= _LIMITS[kind])  # nan fails both
+    return isinstance(value, kind)
+
+
+def shape_problem(event: Any) -> str | None:
+    """Why a parsed line is not an event the fold can read, or None."""
+    if not isinstance(event, dict):
+        return f"a JSON {type(event).__name__}, not an object"
+    if not _fits(event.get("t"), _NUMBER):
+        return "no time `t`"
+    kind = event.get("ev")
+    if not isinstance(kind, str) or kind not in FIELDS:
+        return f"unknown event {str(kind)[:40]!r}"
+    for name, want in FIELDS[kind].items():
+        if not _fits(event.get(name), want):
+            return f"{kind} event without a valid `{name}`"
+    for name, want in OPTIONAL.get(kind, {}).items():
+        if event.get(name) is not None and not _fits(event[name], want):
+            return f"{kind} event with an invalid `{name}`"
+    return None
 
 
 class Journal:
     """The writer: only the executor holding the lock appends."""
 
     def __init__(self, path: Path) -> None:
+        try:
+            self._open(path)
+        except OSError as exc:
+            raise InputError(f"cannot open the journal: {exc.strerror or exc}",
+                             file=path) from None
+
+    def _open(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         new = not path.exists()
         self.path = path
@@ -84,7 +147,9 @@ class Journal:
             # Trim a torn tail so the next event does not glue onto half a line.
             tail = os.pread(self.fd, min(size, 1 << 20), max(0, size - (1 << 20)))
             if not tail.endswith(b"\n"):
-                os.ftruncate(self.fd, size - len(tail) + tail.rfind(b"\n") + 1)
+                size = size - len(tail) + tail.rfind(b"\n") + 1
+                os.ftruncate(self.fd, size)
+        self.size = size
         if new:
             dfd = os.open(path.parent, os.O_RDONLY)
             try:
@@ -95,8 +160,20 @@ class Journal:
     def append(self, ev: str, **fields: Any) -> dict[str, Any]:
         """Record one event durably and return it."""
         event = {"t": round(time.time(), 3), "ev": ev, **fields}
-        os.write(self.fd, (json.dumps(event, separators=(",", ":")) + "\n").encode())
-        os.fsync(self.fd)
+        line = (json.dumps(event, separators=(",", ":")) + "\n").encode()
+        try:
+            written = os.write(self.fd, line)
+            if written != len(line):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            os.fsync(self.fd)
+        except OSError as exc:
+            # Half a line would glue onto the next event: the journal ends where it did.
+            with contextlib.suppress(OSError):
+                os.ftruncate(self.fd, self.size)
+            raise InputError(f"cannot write the journal: {exc.strerror or exc}; runs still "
+                             "going keep running, and `run` adopts them once it can write",
+                             file=self.path) from None
+        self.size += len(line)
         return event
 
     def close(self) -> None:

@@ -7,6 +7,7 @@ directory as it was.
 from __future__ import annotations
 
 import fcntl
+import math
 import os
 import re
 import socket
@@ -27,6 +28,11 @@ from planner.run.params import (
     run_fingerprint,
     run_parameters,
 )
+
+MAX_CARD_INDEX = 4095
+"""Highest card index `--cards` takes (a machine has far fewer)."""
+MAX_POLL_S = 3600.0
+MAX_GRACE_S = 86400.0
 
 
 def load_plan(path: str) -> tuple[Plan, Path]:
@@ -55,10 +61,12 @@ def parse_cards(text: str | None, plan: Plan) -> list[int]:
     else:
         cards = []
         for part in text.split(","):
-            m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
+            m = re.fullmatch(r"\s*(\d{1,9})\s*(?:-\s*(\d{1,9})\s*)?", part)
             if not m or (m[2] is not None and int(m[2]) < int(m[1])):
-                raise InputError(f"expected card indices like 0,1,2,3 or 0-3, got {text!r}",
-                                 field="--cards")
+                raise InputError(f"expected card indices like 0,1,2,3 or 0-3, got "
+                                 f"{text[:60]!r}", field="--cards")
+            if int(m[2] or m[1]) > MAX_CARD_INDEX:
+                raise InputError(f"card indices go up to {MAX_CARD_INDEX}", field="--cards")
             cards += range(int(m[1]), int(m[2] or m[1]) + 1)
         if len(set(cards)) != len(cards):
             raise InputError(f"a card is listed twice in {text!r}", field="--cards")
@@ -67,6 +75,14 @@ def parse_cards(text: str | None, plan: Plan) -> list[int]:
         raise InputError(f"run {widest.id} needs {len(widest.card)} cards; only {len(cards)} "
                          f"given", field="--cards")
     return cards
+
+
+def check_times(poll: float, grace: float) -> None:
+    """`--poll` and `--grace`: finite, and within bounds that keep the executor useful."""
+    if not (math.isfinite(poll) and 0 < poll <= MAX_POLL_S):
+        raise InputError(f"must be above 0 and at most {MAX_POLL_S:g} seconds", field="--poll")
+    if not (math.isfinite(grace) and 0 <= grace <= MAX_GRACE_S):
+        raise InputError(f"must be between 0 and {MAX_GRACE_S:g} seconds", field="--grace")
 
 
 def parse_window_start(text: str | None) -> float | None:
@@ -113,8 +129,12 @@ def check(plan: Plan, plan_path: Path, ws: Workspace, hist: History, accept: boo
 @contextmanager
 def locked(ws: Workspace) -> Iterator[None]:
     """Hold the working directory's executor lock; refuse when another executor has it."""
-    ws.root.mkdir(parents=True, exist_ok=True)
-    fd = os.open(ws.lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        ws.root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(ws.lock, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise InputError(f"cannot create the executor's lock: {exc.strerror or exc}",
+                         file=ws.lock) from None
     try:
         for tries_left in range(10, -1, -1):
             try:

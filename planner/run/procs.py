@@ -4,35 +4,39 @@ process recorded in the journal is still the same one alive."""
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
-import re
-import shlex
 import signal
 from pathlib import Path
 from typing import Any
 
 from planner.plan import Run
+from planner.templates import launch_mode
 
 SHIM = Path(__file__).with_name("shim.py")
-
-# Characters that mean something to a shell but not to a plain argument vector. A command
-# holding any of them runs under /bin/sh -c; others are split like a shell would and run
-# directly, which keeps signals going straight to the program.
-_SHELL_SYNTAX = set("$`*?[~;&|<>()#\n")
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+__all__ = ["SHIM", "alive", "identity", "kill_leftovers", "launch_mode", "lock_path",
+           "run_env", "run_lock", "signal_group"]
 
 
-def launch_mode(command: str) -> tuple[str, list[str]]:
-    """`("exec", argv)` for a plain command, `("shell", [command])` when it needs a shell."""
-    if _SHELL_SYNTAX & set(command):
-        return "shell", [command]
+def lock_path(workdir: Path, run: Run) -> Path:
+    """`<checkpoint_dir>/<run id>.lock`: beside the run's checkpoints, wherever they are, so
+    executors started from different folders (or SLURM tasks) share it."""
+    return workdir / run.checkpoint_dir / f"{run.id}.lock"
+
+
+def run_lock(workdir: Path, run: Run) -> int | None:
+    """An open descriptor holding the run's lock, or None while another process holds it.
+    The lock (flock) lives as long as a process keeps the descriptor open: the run's
+    launcher, which ends after every process of the run."""
+    path = lock_path(workdir, run)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
-        argv = shlex.split(command)
-    except ValueError:  # unbalanced quotes: let the shell report it in the run's log
-        return "shell", [command]
-    if not argv or _ASSIGNMENT.match(argv[0]):
-        return "shell", [command]
-    return "exec", argv
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
 
 
 def run_env(run: Run, workdir: Path, cards: list[int], attempt: int, plan_path: Path,
@@ -84,7 +88,7 @@ def identity(pid: int) -> dict[str, Any]:
 def alive(process: dict[str, Any]) -> bool:
     """Whether the process recorded in `process` (from `identity`) still runs."""
     pid = process.get("pid")
-    if not pid:
+    if not isinstance(pid, int) or pid <= 1:  # never init, never a process group
         return False
     if process.get("boot") and process["boot"] != _boot_id():
         return False  # the machine rebooted since

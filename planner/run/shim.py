@@ -5,7 +5,11 @@ before telling it to go. It then starts the command, outlives the executor if th
 dies, and records the command's exit status durably, so the next executor learns how a run
 ended even when it was not there to see it.
 
-    python -I shim.py EXIT_FILE (--exec ARGV... | --shell COMMAND)
+    python -I shim.py EXIT_FILE --lock FD (--exec ARGV... | --shell COMMAND)
+
+FD holds the run's lock (see `procs.run_lock`). The launcher keeps it until it has
+recorded the exit, after the command and its process group have ended; the command does
+not inherit it, so a daemon the command leaves behind cannot keep the run locked.
 """
 
 from __future__ import annotations
@@ -76,7 +80,7 @@ def _ignore(signum: int, frame: object) -> None:
 
 def main(argv: list[str]) -> int:
     """Wait for the executor's go, run the command, record its exit status."""
-    exit_file, mode, *rest = argv
+    exit_file, _, _lock, mode, *rest = argv  # the lock is held by keeping the fd open
     # The executor writes "go" only after journalling this process; end of input means it
     # died in between: the command never starts, and the record says so.
     if sys.stdin.readline().strip() != "go":
@@ -98,7 +102,11 @@ def main(argv: list[str]) -> int:
     _settle_group()
     # A signal death is recorded the way a shell reports it.
     code = 128 - code if code < 0 else code
-    _write_exit(exit_file, code)
+    try:
+        _write_exit(exit_file, code)
+    except OSError as exc:  # a full disk: the executor sees no record, and counts a try
+        print(f"campaign-planner: cannot record the exit status ({code}) in {exit_file}: "
+              f"{exc.strerror}", flush=True)
     return code
 
 

@@ -32,13 +32,17 @@ EVALUATE = (f"{PY} {shlex.quote(str(HERE / 'evaluate.py'))} --run-id {{run_id}} 
 def preset(*, steps: int = 30, seeds: tuple[int, ...] = (0, 1), step_s: float = 0.01,
            every: int = 5, cards: int = 2, max_retries: int = 1,
            variants: dict[str, dict[str, str]] | None = None,
-           robustness: list[str] | None = None, command: str | None = None) -> dict[str, Any]:
-    """A preset dict whose runs are `train.py` (and `evaluate.py` for robustness)."""
+           robustness: list[str] | None = None, command: str | None = None,
+           gate: Path | None = None) -> dict[str, Any]:
+    """A preset dict whose runs are `train.py` (and `evaluate.py` for robustness); with
+    `gate`, no run goes past its first checkpoint until that file exists."""
     figure = {"value": 1.0, "source": "entered"}
     memory = {"value": 10.0, "source": "entered"}
     variants = {"lr2": {"lr": "0.2"}} if variants is None else variants
     robustness = ["baseline"] if robustness is None else robustness
     train = command or TRAIN.replace("{step_s}", str(step_s)).replace("{every}", str(every))
+    if gate is not None:
+        train = train.replace(" {overrides}", f" --gate {shlex.quote(str(gate))} {{overrides}}")
     return {
         "campaign": {"name": "exec-test", "kind": "ablation", "window_days": 3,
                      "card": "a6000", "cards": cards},

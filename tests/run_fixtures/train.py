@@ -73,6 +73,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--export", type=Path, required=True)
     p.add_argument("--step-seconds", type=float, default=0.01)
     p.add_argument("--every", type=int, default=5)
+    p.add_argument("--gate", type=Path, help="past the first checkpoint, go on only once "
+                   "this file exists: a test decides when a run may end, never a clock")
     p.add_argument("overrides", nargs="*")
     a = p.parse_args(argv)
     params = dict(o.split("=", 1) for o in a.overrides)
@@ -105,6 +107,8 @@ def main(argv: list[str]) -> int:
         if step >= a.steps // 2 and (crash == "always" or (crash == "once" and attempt <= 1)):
             print(f"{a.run_id}: crashing at step {step}", file=sys.stderr, flush=True)
             return 3
+        while a.gate is not None and step >= a.every and not a.gate.exists():
+            time.sleep(0.01)
         time.sleep(a.step_seconds)
         state = advance(state, step)
         step += 1

@@ -1,0 +1,62 @@
+"""Starting one attempt of a run: its log header, its environment, and its launcher
+(`shim.py`) as the leader of a new process group, held until told to go."""
+
+from __future__ import annotations
+
+import secrets
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from planner.plan import Run
+from planner.run.journal import Workspace
+from planner.run.procs import SHIM, identity, launch_mode, run_env
+
+
+@dataclass
+class Spawned:
+    """A launcher started and waiting for its go."""
+
+    proc: subprocess.Popen[bytes]
+    process: dict[str, Any]
+    """Its identity (pid, start time, boot) and the token of its exit record."""
+    mode: str
+    resuming: bool
+
+
+def spawn(ws: Workspace, run: Run, cards: list[int], attempt: int, lock: int,
+          plan_path: Path, campaign_id: str) -> Spawned:
+    """Start the launcher of `attempt`; it holds `lock` and waits for `go()`."""
+    wd = ws.workdir
+    token = secrets.token_hex(4)
+    exit_file = ws.exit_record(run.id, attempt, token)
+    exit_file.parent.mkdir(parents=True, exist_ok=True)
+    resuming = (wd / run.resume).exists()
+    mode, args = launch_mode(run.command)
+    log_path = ws.log(run.id)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        log.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} attempt {attempt} on "
+                  f"card(s) {cards} ({mode}); resume: "
+                  f"{run.resume if resuming else 'none'}\n".encode())
+        log.flush()
+        env = run_env(run, wd, cards, attempt, plan_path, campaign_id)
+        proc = subprocess.Popen(
+            [sys.executable, "-I", str(SHIM), str(exit_file), "--lock", str(lock),
+             f"--{mode}", *args],
+            stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, cwd=wd, env=env,
+            start_new_session=True, pass_fds=(lock,))
+    return Spawned(proc, {**identity(proc.pid), "token": token}, mode, resuming)
+
+
+def go(proc: subprocess.Popen[bytes]) -> None:
+    """Let the launcher start the command (only once its start is journalled)."""
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(b"go\n")
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass
