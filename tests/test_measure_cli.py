@@ -108,10 +108,9 @@ def test_ctrl_c_stops_cleanly_and_keeps_what_was_measured(tmp_path: Path) -> Non
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     deadline = time.monotonic() + 60
-    # Wait until the baseline is being timed, then interrupt.
-    while "measuring baseline" not in proc.stderr.readline():
+    # Wait until the baseline has a timed step, then interrupt.
+    while "timing baseline: first step done" not in proc.stderr.readline():
         assert time.monotonic() < deadline and proc.poll() is None
-    time.sleep(1.0)
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr

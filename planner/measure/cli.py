@@ -85,6 +85,11 @@ class Bar:
                 if config != self.last_config:
                     self.stream.write(f"measuring {config} ({p.done}/{p.total})\n")
                     self.stream.flush()
+                elif p.label.split(": ", 1)[-1].startswith("step 1/"):
+                    # A log reader (or a script waiting to interrupt) learns that timing
+                    # has begun: from here a stop keeps a step time for this configuration.
+                    self.stream.write(f"timing {config}: first step done\n")
+                    self.stream.flush()
                 self.last_config = config
                 return
             width = 28
