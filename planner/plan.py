@@ -6,7 +6,6 @@ from typing import Literal
 
 from planner.corpus_plan import CorpusPlan
 from planner.costs import Figure
-from planner.measurements import MeasuredFrom
 from planner.model import Lax
 from planner.preset import FactorValue, Overheads
 
@@ -61,6 +60,31 @@ class ConfigFigures(Lax):
     """Accumulation as planned."""
     fits: bool
     """Whether the configuration fits the card's memory."""
+
+
+class MeasuredFrom(Lax):
+    """Where a plan's measured figures came from (carried into plan.toml)."""
+
+    file: str = ""
+    """The measurements file."""
+    device: str
+    """Device measured on."""
+    device_kind: str
+    """`cpu` or `cuda`."""
+    compute_capability: str = ""
+    """Its compute capability."""
+    torch: str
+    """torch version."""
+    cuda: str = ""
+    """CUDA version of the torch build."""
+    dtype: str
+    """Precision measured."""
+    date: str
+    """When."""
+    workload: str
+    """Reference workload or factory."""
+    partial: bool = False
+    """The measurement was stopped early."""
 
 
 class Assumptions(Lax):
