@@ -142,7 +142,8 @@ def main() -> None:
             continue
         runs, floor = headless(bytecode=bytecode)
         how = ("compiled bytecode" if bytecode
-               else "PYTHONDONTWRITEBYTECODE as set: the planner compiled from source each run")
+               else "PYTHONDONTWRITEBYTECODE as set: sources without bytecode beside them are "
+               "compiled in every run")
         print(f"-- {how}")
         for what, t in (("headless ablation-30d end to end (process, plan, write both files)",
                          runs), (f"import floor (python -c '{FLOOR}')", floor)):
