@@ -8,6 +8,11 @@
    does nothing else. Target: headless at most 2.5 × the floor (median over median).
    Wall and CPU time (the children's user + system) are both printed, beside the load
    average: on a shared machine wall time counts the waits for a core.
+   Both kinds of process load compiled bytecode, as an installed package does (pip
+   compiles it at install): where PYTHONDONTWRITEBYTECODE is set, an editable checkout
+   would otherwise compile the planner's sources in every run while pydantic's come
+   compiled. The children keep their bytecode under a temporary PYTHONPYCACHEPREFIX,
+   written by one untimed run of each; the figures without it are printed too.
 2. `plan_campaign` alone on `ablation-30d`, in process.
 3. Scheduling 100,000 runs on 64 cards. Target: under 1 s. Printed with the makespan
    against the lower bound (total work ÷ cards) and the utilization it implies.
@@ -36,27 +41,35 @@ def load() -> str:
     return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
 
 
-def _child(cmd: list[str]) -> tuple[float, float]:
+def _child(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
     """(Wall, CPU) seconds of one child process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def headless(repeat: int = 15) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
+def headless(repeat: int = 15, *, bytecode: bool = True
+             ) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
     """(Wall, CPU) seconds of `campaign-planner --preset ablation-30d --out DIR` processes
-    and of import-floor processes, taken in turn so both see the same load."""
+    and of import-floor processes, taken in turn so both see the same load; with
+    `bytecode`, both load compiled bytecode (kept under a temporary cache prefix)."""
     exe = shutil.which("campaign-planner")
     cmd = [exe] if exe else [sys.executable, "-m", "planner"]
     runs, floor = [], []
     with tempfile.TemporaryDirectory() as tmp:
+        env = None
+        if bytecode:
+            env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+            env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
+            _child([sys.executable, "-c", FLOOR], env)
+            _child([*cmd, "--preset", "ablation-30d", "--out", str(Path(tmp) / "warm")], env)
         for i in range(repeat):
-            floor.append(_child([sys.executable, "-c", FLOOR]))
+            floor.append(_child([sys.executable, "-c", FLOOR], env))
             runs.append(_child([*cmd, "--preset", "ablation-30d", "--out",
-                                str(Path(tmp) / str(i))]))
+                                str(Path(tmp) / str(i))], env))
     return runs, floor
 
 
@@ -124,13 +137,21 @@ def big_schedule(n: int = 100_000, cards: int = 64, repeat: int = 5) -> None:
 def main() -> None:
     """Print every figure."""
     print(f"python {sys.version.split()[0]} on {sys.platform}; {load()}")
-    runs, floor = headless()
-    for what, t in (("headless ablation-30d end to end (process, plan, write both files)", runs),
-                    (f"import floor (python -c '{FLOOR}')", floor)):
-        print(f"{what}: wall median {_median(t, 0):.3f} s, min {min(w for w, _ in t):.3f} s; "
-              f"CPU median {_median(t, 1):.3f} s over {len(t)} runs")
-    print(f"headless / import floor: wall {_median(runs, 0) / _median(floor, 0):.2f} ×, "
-          f"CPU {_median(runs, 1) / _median(floor, 1):.2f} ×   (target <= 2.5 ×); {load()}")
+    for bytecode in (True, False):
+        if not bytecode and not os.environ.get("PYTHONDONTWRITEBYTECODE"):
+            continue
+        runs, floor = headless(bytecode=bytecode)
+        how = ("compiled bytecode" if bytecode
+               else "PYTHONDONTWRITEBYTECODE as set: sources without bytecode beside them are "
+               "compiled in every run")
+        print(f"-- {how}")
+        for what, t in (("headless ablation-30d end to end (process, plan, write both files)",
+                         runs), (f"import floor (python -c '{FLOOR}')", floor)):
+            print(f"{what}: wall median {_median(t, 0):.3f} s, min "
+                  f"{min(w for w, _ in t):.3f} s; CPU median {_median(t, 1):.3f} s over "
+                  f"{len(t)} runs")
+        print(f"headless / import floor: wall {_median(runs, 0) / _median(floor, 0):.2f} ×, "
+              f"CPU {_median(runs, 1) / _median(floor, 1):.2f} ×   (target <= 2.5 ×); {load()}")
     p = in_process()
     print(f"plan_campaign(ablation-30d) in process: median {statistics.median(p) * 1000:.2f} ms")
     big_schedule()

@@ -6,7 +6,10 @@
    `plan_campaign` alone; an edit as the app makes it (validate the new preset, plan it);
    the Fit screen bringing its widgets in line and drawing the visible lines of the table,
    timeline and memory bars; and an edit end to end in the running app (Fit screen shown,
-   headless driver, 120×40), from the edit to the end of the frame it causes.
+   headless driver, 120×40), from the edit to the end of the frame that shows it, and to
+   the end of the last compositor pass it causes (an edit that changes the card count
+   makes the timeline a line taller: the screen is laid out once, and the scrollbar's
+   thumb is repainted a frame later, about 17 ms at Textual's 60 fps).
    Target: at most 50 ms.
 2. Startup to the first screen: a fresh `campaign-planner --tui` process (headless driver),
    from spawning it to Textual's Ready event (the first frame drawn), and whether torch
@@ -82,12 +85,16 @@ def timed(fn: Any, repeat: int) -> list[tuple[float, float]]:
     return out
 
 
-async def in_app(preset: Preset, repeat: int) -> tuple[list[tuple[float, float]],
-                                                      list[tuple[float, float]]]:
-    """(Fit screen redraw, edit to frame) in seconds, with the Fit screen shown.
+Times = list[tuple[float, float]]
 
-    Edit to frame: from the edit to the end of the last compositor pass that follows it
-    (the frame the terminal would receive); waiting for idle itself is not counted.
+
+async def in_app(preset: Preset, repeat: int) -> tuple[Times, Times, Times]:
+    """(Fit screen redraw, edit to first frame, edit to last frame) in seconds, with the
+    Fit screen shown.
+
+    Edit to frame: from the edit to the end of the first compositor pass that follows it
+    (the frame that shows the new plan), and to the end of the last one (a repaint after
+    it, such as the scrollbar's); waiting for idle itself is not counted.
     """
     from textual.screen import Screen
 
@@ -106,8 +113,9 @@ async def in_app(preset: Preset, repeat: int) -> tuple[list[tuple[float, float]]
 
     Screen._compositor_refresh = timed_compose  # type: ignore[method-assign]
     app = PlannerApp(preset, source="bench")
-    redraw: list[tuple[float, float]] = []
-    end_to_end: list[tuple[float, float]] = []
+    redraw: Times = []
+    first: Times = []
+    end_to_end: Times = []
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("3")
         await pilot.pause()
@@ -128,9 +136,10 @@ async def in_app(preset: Preset, repeat: int) -> tuple[list[tuple[float, float]]
             t, c = time.perf_counter(), time.process_time()
             app.edit("campaign", cards=7 + i % 2)
             await pilot.pause()
+            first.append((frames[0][0] - t, frames[0][1] - c))
             end_to_end.append((frames[-1][0] - t, frames[-1][1] - c))
     Screen._compositor_refresh = compose  # type: ignore[method-assign]
-    return redraw, end_to_end
+    return redraw, first, end_to_end
 
 
 CHILD = """
@@ -186,9 +195,10 @@ def main() -> None:
         state.apply(ws, state.edit(ws.preset, "campaign", cards=7), catalog)
 
     print(f"edit as the app makes it   {ms(timed(edit, 30))}")
-    redraw, end_to_end = asyncio.run(in_app(preset, 20))
+    redraw, first, end_to_end = asyncio.run(in_app(preset, 20))
     print(f"Fit screen redraw          {ms(redraw)}")
-    print(f"edit to frame, Fit shown   {ms(end_to_end)}   (target <= 50 ms); {load()}")
+    print(f"edit to the frame showing it   {ms(first)}   (target <= 50 ms); {load()}")
+    print(f"edit to its last frame     {ms(end_to_end)}   (target <= 50 ms); {load()}")
     times, torch = startup()
     wall, cpu = [w for w, _ in times], [c for _, c in times]
     print(f"startup to first frame     wall median {statistics.median(wall):.3f} s, max "

@@ -2,6 +2,6 @@
 
 import sys
 
-from planner.cli import main
+from planner.cli import console
 
-sys.exit(main())
+sys.exit(console())

@@ -14,7 +14,6 @@ from planner.costs import Estimate
 from planner.errors import InputError
 from planner.estimates import DEFAULT_ESTIMATE, entered_configs, figures_on
 from planner.matrix import Config, RunSpec, configs, expand, fmt_value, memory_budget
-from planner.measurements import Measurements, provenance
 from planner.multicard import entered_note
 from planner.packing import Job, Packing, Solver, pack
 from planner.packing_why import Reasons, jobs_of
@@ -23,6 +22,7 @@ from planner.plan import (
     AdaptationPlan,
     Assumptions,
     ConfigFigures,
+    MeasuredFrom,
     NotFitting,
     Plan,
     PlanCampaign,
@@ -35,6 +35,15 @@ from planner.templates import Args, TemplateError, render
 
 if TYPE_CHECKING:
     from planner.embed.layout import Layout
+    from planner.measurements import Measurements
+
+
+def provenance(m: Measurements) -> MeasuredFrom:
+    """Where measured figures came from; the measurements module loads only for a plan that
+    has them, not for a plain one."""
+    from planner.measurements import provenance as of
+
+    return of(m)
 
 
 def fingerprint(preset: Preset) -> str:

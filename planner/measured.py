@@ -17,17 +17,19 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from planner.catalog import Card, Catalog
 from planner.costs import Estimate, Figure
 from planner.errors import InputError
 from planner.matrix import Config, memory_budget
 from planner.measure_spec import MeasureSpec
-from planner.measurements import ConfigMeasurement, Measurements
 from planner.multicard import multi_card
 from planner.preset import Preset, Training
 from planner.scaling import analytic_step_time, planned_on, scale_step_time
+
+if TYPE_CHECKING:
+    from planner.measurements import ConfigMeasurement, Measurements
 
 
 def spec_of(preset: Preset) -> MeasureSpec | None:

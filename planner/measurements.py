@@ -14,7 +14,8 @@ from pydantic import Field, ValidationError
 from planner import bounds
 from planner.catalog import Dtype
 from planner.errors import InputError, from_validation
-from planner.model import Lax, Strict
+from planner.model import Strict
+from planner.plan import MeasuredFrom
 from planner.tomlio import dumps, read_toml
 
 FORMAT: Literal[1] = 1
@@ -206,31 +207,6 @@ class Measurements(Strict):
     def by_config(self) -> dict[str, ConfigMeasurement]:
         """Configurations by name."""
         return {c.config: c for c in self.configs}
-
-
-class MeasuredFrom(Lax):
-    """Where a plan's measured figures came from (carried into plan.toml)."""
-
-    file: str = ""
-    """The measurements file."""
-    device: str
-    """Device measured on."""
-    device_kind: str
-    """`cpu` or `cuda`."""
-    compute_capability: str = ""
-    """Its compute capability."""
-    torch: str
-    """torch version."""
-    cuda: str = ""
-    """CUDA version of the torch build."""
-    dtype: str
-    """Precision measured."""
-    date: str
-    """When."""
-    workload: str
-    """Reference workload or factory."""
-    partial: bool = False
-    """The measurement was stopped early."""
 
 
 def measurements_toml(m: Measurements) -> str:

@@ -9,7 +9,6 @@ from pydantic import Field, field_validator, model_validator
 from planner import bounds
 from planner.corpus_plan import CorpusPlan
 from planner.costs import Figure
-from planner.measurements import MeasuredFrom
 from planner.model import Lax
 from planner.paths import check_run_id, check_run_path
 from planner.preset import FactorValue, Overheads
@@ -65,6 +64,31 @@ class ConfigFigures(Lax):
     """Accumulation as planned."""
     fits: bool
     """Whether the configuration fits the card's memory."""
+
+
+class MeasuredFrom(Lax):
+    """Where a plan's measured figures came from (carried into plan.toml)."""
+
+    file: str = ""
+    """The measurements file."""
+    device: str
+    """Device measured on."""
+    device_kind: str
+    """`cpu` or `cuda`."""
+    compute_capability: str = ""
+    """Its compute capability."""
+    torch: str
+    """torch version."""
+    cuda: str = ""
+    """CUDA version of the torch build."""
+    dtype: str
+    """Precision measured."""
+    date: str
+    """When."""
+    workload: str
+    """Reference workload or factory."""
+    partial: bool = False
+    """The measurement was stopped early."""
 
 
 class Assumptions(Lax):

@@ -9,7 +9,6 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
 from textual.widgets import Label, Static
 
 from planner.plan import Plan
@@ -20,6 +19,7 @@ from screens.text import cost, hours, runs_fit
 from screens.widgets.gantt import Timeline
 from screens.widgets.matrix import MatrixTable
 from screens.widgets.membar import MemoryBars
+from screens.widgets.onepass import OnePassScroll
 
 LISTED = 12
 """Items of a list shown before `… and N more`: the rest are in plan.toml."""
@@ -105,7 +105,7 @@ class FitScreen(PlannerScreen):
         self._shown: dict[str, str] = {}
 
     def body(self) -> ComposeResult:
-        with VerticalScroll(id="fit"):
+        with OnePassScroll(id="fit"):
             yield Static("", id="top", classes="figures")
             yield Label("Variant × seed: ✓ completes in the window, ✗ does not",
                         classes="section", id="matrix-title")

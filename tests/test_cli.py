@@ -220,3 +220,22 @@ def test_schema_describes_every_field(capsys: pytest.CaptureFixture[str]) -> Non
     assert undescribed == []
     figure = schema["$defs"]["Figure"]["properties"]["source"]["description"]
     assert figure.startswith("`entered` by hand")
+
+
+def test_only_the_headless_plan_command_skips_pydantic_plugins(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from planner.cli import console
+
+    env: dict[str, str] = {}
+    monkeypatch.setattr(os, "environ", env)
+    monkeypatch.setattr("sys.argv", ["campaign-planner", "presets"])
+    assert console() == 0
+    assert "PYDANTIC_DISABLE_PLUGINS" not in env
+    monkeypatch.setattr("sys.argv", ["campaign-planner", "--preset", "ablation-7d"])
+    assert console() == 0
+    assert env["PYDANTIC_DISABLE_PLUGINS"] == "__all__"
+    env["PYDANTIC_DISABLE_PLUGINS"] = "logfire"
+    assert console() == 0
+    assert env["PYDANTIC_DISABLE_PLUGINS"] == "logfire"

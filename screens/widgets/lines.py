@@ -12,15 +12,15 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.strip import Strip
-from textual.widget import Widget
 
 from planner.plan import Plan
+from screens.widgets.onepass import OnePass
 
 Draw = Callable[[Plan, int], list[Text]]
 Count = Callable[[Plan, int], int]
 
 
-class Lines(Widget):
+class Lines(OnePass):
     """Lines drawn from a plan by `draw(plan, width)`, redrawn on resize.
 
     With `count(plan, width)` (how many lines `draw` makes), the lines are drawn only when
