@@ -11,12 +11,11 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from planner.errors import InputError
-from planner.tomlio import _umask, refuse_existing
+from planner.tomlio import refuse_existing, stage_text
 
 Text = tuple[Path, str]
 """A target and the text it gets."""
@@ -59,21 +58,6 @@ def remove_folders(made: Sequence[Path]) -> None:
             folder.rmdir()
 
 
-def _stage_text(target: Path, text: str) -> Path:
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:200]}.", suffix=".tmp",
-                               dir=target.parent)
-    try:
-        os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return Path(tmp)
-
-
 def _stage_move(target: Path, source: Path) -> Path:
     tmp = target.with_name(f".{target.name[:200]}.{os.getpid()}.tmp")
     try:
@@ -105,7 +89,7 @@ def replace_together(out: Path, texts: Sequence[Text], moves: Sequence[Move] = (
         for target, text in texts:
             made += [f for f in prepare_folder(target.parent, field) if f not in made]
             try:
-                staged.append((target, _stage_text(target, text)))
+                staged.append((target, stage_text(target, text)))
             except OSError as exc:
                 raise _fail(exc, target, field) from None
         for target, source in moves:

@@ -93,7 +93,19 @@ def write_atomic(path: str | Path, text: str, *, force: bool = False) -> None:
     if p.exists() and not force:
         raise InputError("already exists; pass --force to overwrite it", file=p)
     p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    tmp = stage_text(p, text)
+    try:
+        os.replace(tmp, p)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def stage_text(target: Path, text: str) -> Path:
+    """`text` written and synced to a temporary file beside `target`, ready to be renamed
+    over it; the temporary file is removed if writing fails."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:200]}.", suffix=".tmp",
+                               dir=target.parent)
     try:
         # mkstemp creates the file private (0600); a plan is an ordinary file, so give it
         # the mode a plain open() would under the user's umask.
@@ -102,7 +114,7 @@ def write_atomic(path: str | Path, text: str, *, force: bool = False) -> None:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, p)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return Path(tmp)

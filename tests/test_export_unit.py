@@ -31,14 +31,14 @@ def preset(tmp_path: Path) -> Path:
 
 
 def _full_disk_on(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = replace._stage_text
+    real = replace.stage_text
 
     def stage(target: Path, text: str) -> Path:
         if target.name == name:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(target))
         return real(target, text)
 
-    monkeypatch.setattr(replace, "_stage_text", stage)
+    monkeypatch.setattr(replace, "stage_text", stage)
 
 
 def test_a_full_disk_leaves_the_old_pair_whole(tmp_path: Path, preset: Path,
