@@ -12,13 +12,7 @@ import pytest
 
 from tests.run_fixtures import harness as h
 
-
-def _export(tmp_path: Path, data: dict[str, object], *options: str) -> tuple[Path, Path]:
-    plan_path = h.make_plan(tmp_path / "p", data)
-    out = tmp_path / "slurm"
-    proc = h.cli("slurm", str(plan_path), "--out", str(out), *options)
-    assert proc.returncode == 0, proc.stderr
-    return plan_path, out
+_export = h.slurm_export
 
 
 def _task(script: Path, index: int) -> subprocess.CompletedProcess[str]:

@@ -21,12 +21,7 @@ HOLD = ("trap 'exit 0' TERM && mkdir -p {checkpoint_dir} && touch {checkpoint_di
         "&& while :; do sleep 0.05; done")
 
 
-def _export(tmp_path: Path, data: dict[str, object], *options: str) -> tuple[Path, Path]:
-    plan_path = h.make_plan(tmp_path / "p", data)
-    out = tmp_path / "slurm"
-    proc = h.cli("slurm", str(plan_path), "--out", str(out), *options)
-    assert proc.returncode == 0, proc.stderr
-    return plan_path, out
+_export = h.slurm_export
 
 
 def _env(tmp_path: Path, **more: str) -> dict[str, str]:

@@ -79,6 +79,15 @@ def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=timeout)
 
 
+def slurm_export(tmp_path: Path, data: dict[str, Any], *options: str) -> tuple[Path, Path]:
+    """A plan made from `data` under `tmp_path` and its SLURM export: (plan.toml, folder)."""
+    plan_path = make_plan(tmp_path / "p", data)
+    out = tmp_path / "slurm"
+    proc = cli("slurm", str(plan_path), "--out", str(out), *options)
+    assert proc.returncode == 0, proc.stderr
+    return plan_path, out
+
+
 def start(plan: Path, *args: str, out: Path | None = None) -> subprocess.Popen[bytes]:
     """The executor on `plan`, polling fast, as a subprocess."""
     sink = open(out, "ab") if out else subprocess.DEVNULL  # noqa: SIM115
