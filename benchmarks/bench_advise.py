@@ -31,11 +31,11 @@ def load() -> str:
 def search(preset_name: str, cards: tuple[str, ...] | None, repeat: int = 5) -> tuple[
         list[float], int]:
     """Seconds of `advise` over the space, and the orders planned."""
-    from planner.advise import advise
-    from planner.advise_goal import Goal
-    from planner.advise_model import Space
-    from planner.catalog import load_catalog
-    from planner.loading import load_preset
+    from planner.advise.goal import Goal
+    from planner.advise.model import Space
+    from planner.advise.search import advise
+    from planner.spec.catalog import load_catalog
+    from planner.spec.loading import load_preset
 
     preset, _ = load_preset(preset_name)
     catalog = load_catalog()

@@ -7,9 +7,9 @@ training throughput, one GPU) and every model in it, the speed-up over the refer
 (RTX A6000) as published, and as predicted by
 
 - the scaling rule: an entered or measured A6000 step time moved to the card
-  (`planner.scaling.scale_step_time`);
+  (`planner.figures.scaling.scale_step_time`);
 - the analytic tier: the same FLOPs timed on the A6000 and on the card
-  (`planner.scaling.analytic_step_time`);
+  (`planner.figures.scaling.analytic_step_time`);
 
 then, per card, the published geometric mean against the prediction. Targets: every card
 within 20 % of the published geometric mean, the geometric mean of the absolute errors at
@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import math
 
-from planner.calibration import Calibration, load_calibration, tau
-from planner.catalog import Catalog, load_catalog
-from planner.scaling import analytic_step_time, scale_step_time
+from planner.figures.calibration import Calibration, load_calibration, tau
+from planner.figures.scaling import analytic_step_time, scale_step_time
+from planner.spec.catalog import Catalog, load_catalog
 
 FLOPS = 1e15
 """FLOPs of the analytic step compared (large enough that no floor binds)."""

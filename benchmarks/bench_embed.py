@@ -6,7 +6,7 @@ own `encode`, on the same texts, model and threads, on this machine's CPU.
 
 1. Generates `--documents` texts whose word counts follow a long-tailed distribution
    (log-normal body, Pareto tail), as a real corpus does.
-2. Cuts them into the batches the plan would (`planner.lengths.batch_rows`): longest
+2. Cuts them into the batches the plan would (`planner.corpus.lengths.batch_rows`): longest
    first, each batch at most `--budget` padded tokens and `--batch-size` documents (the
    defaults are the shipped presets'), and counts the padded tokens of both ways.
 3. Times the worker's encoder on those batches, for each backend (`builtin`: the light
@@ -32,8 +32,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ["HF_HUB_OFFLINE"] = "1"
 
-from planner.embedding_spec import DEFAULT_TOKEN_BUDGET
-from planner.lengths import batch_rows
+from planner.corpus.lengths import batch_rows
+from planner.spec.embedding import DEFAULT_TOKEN_BUDGET
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 TEXT = ("the of and to in is for on that with as was by at from this are be or an it which "
@@ -97,7 +97,7 @@ def main() -> None:
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from planner.corpus_tokens import find_model_dir
+    from planner.corpus.tokens import find_model_dir
     from planner.embed.encoder import Encoder
     from planner.embed.st_encoder import STEncoder
 
@@ -159,7 +159,7 @@ def main() -> None:
 
 
 def _shipped() -> Any:
-    from planner.loading import load_preset
+    from planner.spec.loading import load_preset
 
     e = load_preset("embedding-3d")[0].embedding
     assert e is not None

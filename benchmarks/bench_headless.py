@@ -80,8 +80,8 @@ def _median(times: list[tuple[float, float]], i: int) -> float:
 def in_process(repeat: int = 50) -> list[float]:
     """Seconds of `plan_campaign` on ablation-30d, after the first call."""
     from planner.campaign import plan_campaign
-    from planner.catalog import load_catalog
-    from planner.loading import load_preset
+    from planner.spec.catalog import load_catalog
+    from planner.spec.loading import load_preset
 
     preset, _ = load_preset("ablation-30d")
     catalog = load_catalog()
@@ -96,7 +96,7 @@ def in_process(repeat: int = 50) -> list[float]:
 
 def big_schedule(n: int = 100_000, cards: int = 64, repeat: int = 5) -> None:
     """Time the scheduler on n runs (1–4 cards each) and compare with the lower bound."""
-    from planner.schedule import schedule
+    from planner.planning.schedule import schedule
 
     rng = random.Random(0)
     durations = [rng.lognormvariate(2.5, 0.8) for _ in range(n)]

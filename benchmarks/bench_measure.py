@@ -28,14 +28,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch
 
-from planner.analytic import GIB, reference_flops, reference_params
-from planner.catalog import load_catalog
-from planner.loading import load_preset
+from planner.figures.analytic import GIB, reference_flops, reference_params
 from planner.measure import measure_preset
 from planner.measure.flops import count_flops
 from planner.measure.memory import fake_estimate, train_step
 from planner.measure.workloads import reference_builder
-from planner.measure_spec import MeasureSpec, resolve_reference
+from planner.spec.catalog import load_catalog
+from planner.spec.loading import load_preset
+from planner.spec.measure import MeasureSpec, resolve_reference
 
 REFERENCE = {"reference": "transformer", "d_model": 128, "layers": 2, "heads": 4,
              "seq_len": 64, "vocab": 2048, "dtype": "fp32", "optimizer": "adamw"}

@@ -30,9 +30,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from planner.packing import Job, counts, have_cp_sat, pack, score
-from planner.packing_fast import pack_fast
-from planner.schedule import Placement, schedule
+from planner.planning.packing import Job, counts, have_cp_sat, pack, score
+from planner.planning.packing_fast import pack_fast
+from planner.planning.schedule import Placement, schedule
 from tests.packing_oracle import check, instance, optimum_packing
 
 Packer = Callable[[list[Job], int, float], Sequence[Placement | None]]
@@ -103,8 +103,8 @@ def thousand() -> None:
 
 def replan() -> None:
     from planner.campaign import plan_campaign
-    from planner.catalog import load_catalog
-    from planner.loading import load_preset
+    from planner.spec.catalog import load_catalog
+    from planner.spec.loading import load_preset
 
     preset, _ = load_preset("ablation-7d")
     assert preset.training is not None

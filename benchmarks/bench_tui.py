@@ -29,9 +29,9 @@ import sys
 import time
 from typing import Any
 
-from planner.catalog import load_catalog
-from planner.loading import parse_preset
-from planner.preset import Preset
+from planner.spec.catalog import load_catalog
+from planner.spec.loading import parse_preset
+from planner.spec.preset import Preset
 
 
 def big_preset(variants: int = 99, seeds: int = 10) -> Preset:
@@ -161,7 +161,7 @@ class Timed(ui.PlannerApp):
         return super().run(headless=True, size=(100, 32))
 
 ui.PlannerApp = Timed
-from planner.cli import main
+from planner.cli.main import main
 sys.exit(main(["--tui"]))
 """
 

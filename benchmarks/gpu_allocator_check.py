@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def preset(args: argparse.Namespace) -> Any:
-    from planner.loading import parse_preset
+    from planner.spec.loading import parse_preset
     from tests.conftest import shipped
 
     data = shipped("ablation-3d")
@@ -45,7 +45,7 @@ def preset(args: argparse.Namespace) -> Any:
 
 
 def budget(args: argparse.Namespace) -> float:
-    from planner.catalog import load_catalog
+    from planner.spec.catalog import load_catalog
 
     return load_catalog().cards[args.card].allocatable_gib - 2.0
 
@@ -54,9 +54,9 @@ def clean(args: argparse.Namespace, m: int, acc: int, api: Any = None) -> dict[s
     """A throwaway step and two counted ones at m × acc under the cap, in this process."""
     import torch
 
+    from planner.figures.measured import require_spec
     from planner.measure.jobs import jobs
     from planner.measure.memory import train_step
-    from planner.measured import require_spec
 
     cuda = api or torch.cuda
     device = torch.device("cpu") if api else torch.device("cuda", 0)
@@ -111,8 +111,8 @@ def main() -> None:
         return
     import torch
 
-    from planner.catalog import load_catalog
     from planner.measure.runner import run
+    from planner.spec.catalog import load_catalog
 
     torch.set_num_threads(1)
     p = preset(args)

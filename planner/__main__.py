@@ -2,6 +2,6 @@
 
 import sys
 
-from planner.cli import console
+from planner.cli.main import console
 
 sys.exit(console())

@@ -7,41 +7,41 @@ import json
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from planner import discipline, measured
-from planner.analytic_tier import disagreements
-from planner.catalog import Card, Catalog
-from planner.costs import Estimate
 from planner.errors import InputError
-from planner.estimates import DEFAULT_ESTIMATE, entered_configs, figures_on
-from planner.matrix import Config, RunSpec, configs, expand, fmt_value, memory_budget
-from planner.multicard import entered_note
-from planner.packing import Job, Packing, Solver, pack
-from planner.packing_why import Reasons, jobs_of
-from planner.paths import run_id_problem
-from planner.plan import (
+from planner.figures import measured
+from planner.figures.analytic_tier import disagreements
+from planner.figures.estimates import DEFAULT_ESTIMATE, entered_configs, figures_on
+from planner.figures.multicard import entered_note
+from planner.measure.stack import cuda_finding
+from planner.planning import discipline
+from planner.planning.packing import Job, Packing, Solver, pack
+from planner.planning.packing_why import Reasons, jobs_of
+from planner.planning.plan import (
     AdaptationPlan,
     Assumptions,
     ConfigFigures,
-    MeasuredFrom,
     NotFitting,
     Plan,
     PlanCampaign,
     Run,
 )
-from planner.preset import FactorValue, Preset, Training
-from planner.stackcheck import cuda_finding
-from planner.summary import summarize
-from planner.templates import Args, TemplateError, render
+from planner.planning.summary import summarize
+from planner.spec.catalog import Card, Catalog
+from planner.spec.costs import Estimate, MeasuredFrom
+from planner.spec.matrix import Config, RunSpec, configs, expand, fmt_value, memory_budget
+from planner.spec.paths import run_id_problem
+from planner.spec.preset import FactorValue, Preset, Training
+from planner.spec.templates import Args, TemplateError, render
 
 if TYPE_CHECKING:
-    from planner.embed.layout import Layout
-    from planner.measurements import Measurements
+    from planner.corpus.layout import Layout
+    from planner.figures.measurements import Measurements
 
 
 def provenance(m: Measurements) -> MeasuredFrom:
     """Where measured figures came from; the measurements module loads only for a plan that
     has them, not for a plain one."""
-    from planner.measurements import provenance as of
+    from planner.figures.measurements import provenance as of
 
     return of(m)
 
@@ -221,18 +221,18 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     """Plan a campaign: validate it against the catalog, order its runs information-first,
     place them on the cards inside the usable window, and sum up what fits.
 
-    `measurements` replace the preset's figures per configuration (see `planner.measured`).
+    `measurements` replace the preset's figures per configuration (see `planner.figures.measured`).
     `source` names the preset file in error messages. `corpus`: a scanned corpus laid out in
-    shards (`planner.embed.layout.build`), for exact embedding counts. Figures taken on
-    another card are derived from their anchor (`planner.estimates.figures_on`); `estimate`
+    shards (`planner.corpus.layout.build`), for exact embedding counts. Figures taken on
+    another card are derived from their anchor (`planner.figures.estimates.figures_on`); `estimate`
     picks the end of their range planned on (`cautious`: the slow end). `solver`: the fast
     packer, or `cp-sat` (the `solve` extra) for a proven optimum within `time_limit_s`
-    (see `planner.packing` for the objective). Raises InputError on bad input.
+    (see `planner.planning.packing` for the objective). Raises InputError on bad input.
     """
     card, warnings = check(preset, catalog, source)
     budget_note = ""
     if preset.embedding is not None:
-        from planner.embed.budget import with_budget
+        from planner.corpus.budget import with_budget
 
         preset, budget_note = with_budget(preset, card, measurements)
     if measurements is not None:
@@ -260,7 +260,7 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     )
     on = figures_on(preset, catalog, estimate, source)
     if preset.embedding is not None:
-        from planner.embedding import plan_embedding
+        from planner.planning.embedding import plan_embedding
 
         if measurements is None:
             plan = plan_embedding(on, card, campaign, warnings, source, corpus,

@@ -1,5 +1,5 @@
 """Advise screen: the orders (card model × count × window) that fit the campaign, best
-first; Enter adopts the selected one. planner.advise does the search, in a thread worker.
+first; Enter adopts the selected one. planner.advise.search does the search, in a thread worker.
 
 Figures always derive from the campaign as it was before any adoption here (its anchor),
 so adopting one option after another never scales an already scaled figure.
@@ -16,12 +16,12 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Label, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from planner.advise import advise, order_preset
-from planner.advise_goal import Goal, check_goal, parse_goal
-from planner.advise_model import Advice, Option, Space
-from planner.advise_render import cost, first_set, frontier_table, reach, seeds
+from planner.advise.goal import Goal, check_goal, parse_goal
+from planner.advise.model import Advice, Option, Space
+from planner.advise.render import cost, first_set, frontier_table, reach, seeds
+from planner.advise.search import advise, order_preset
 from planner.errors import InputError
-from planner.preset import Preset
+from planner.spec.preset import Preset
 from screens import state
 from screens.base import PlannerScreen
 from screens.state import Workspace

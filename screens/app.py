@@ -20,11 +20,11 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.signal import Signal
 
-from planner.catalog import Catalog, load_catalog
 from planner.errors import InputError
-from planner.loading import DEFAULT_PRESET, load_preset, shipped_presets
-from planner.measured import merge_measurements
-from planner.preset import Preset
+from planner.figures.measured import merge_measurements
+from planner.spec.catalog import Catalog, load_catalog
+from planner.spec.loading import DEFAULT_PRESET, load_preset, shipped_presets
+from planner.spec.preset import Preset
 from screens import state
 from screens.campaign import CampaignScreen
 from screens.confirm import Confirm

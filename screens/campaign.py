@@ -10,7 +10,7 @@ from textual.binding import Binding
 from textual.containers import Grid, Horizontal
 from textual.widgets import DataTable, Label, RadioButton, RadioSet
 
-from planner.preset import Campaign, Overheads
+from planner.spec.preset import Campaign, Overheads
 from screens import state
 from screens.base import PlannerScreen
 from screens.state import Workspace

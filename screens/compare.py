@@ -1,5 +1,5 @@
 """Compare screen: the same campaign on other card models, side by side; only the card
-changes (planner.compare does the planning)."""
+changes (planner.advise.compare does the planning)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Label, Static
 
-from planner.compare import DEFAULT_CARDS, CardComparison, compare_cards
+from planner.advise.compare import DEFAULT_CARDS, CardComparison, compare_cards
 from planner.errors import InputError
 from screens import state
 from screens.base import PlannerScreen

@@ -10,9 +10,9 @@ from textual.app import ComposeResult
 from textual.containers import Grid, Vertical
 from textual.widgets import Label, Static
 
-from planner.costs import Figure
 from planner.errors import from_validation
-from planner.preset import Embedding, Preset, TokenLengths
+from planner.spec.costs import Figure
+from planner.spec.preset import Embedding, Preset, TokenLengths
 from screens import state
 from screens.widgets.form import ChoiceRow, FieldRow, help_of
 

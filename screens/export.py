@@ -15,8 +15,8 @@ from textual.containers import Grid, Horizontal
 from textual.widgets import Button, Static, TabbedContent, TabPane, TextArea
 
 from planner.errors import InputError
-from planner.export import order_toml, plan_toml, write_exports
-from planner.preset import OrderSpec
+from planner.planning.export import order_toml, plan_toml, write_exports
+from planner.spec.preset import OrderSpec
 from planner.tomlio import write_atomic
 from screens import state
 from screens.base import PlannerScreen

@@ -11,8 +11,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Label, Static
 
-from planner.plan import Plan
-from planner.render import estimate_line, measured_line
+from planner.planning.plan import Plan
+from planner.planning.render import estimate_line, measured_line
 from screens.base import PlannerScreen
 from screens.state import Workspace
 from screens.text import cost, hours, runs_fit

@@ -19,7 +19,7 @@ from textual.widgets import DataTable, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState
 
 from planner.errors import InputError
-from planner.render import measured_line
+from planner.planning.render import measured_line
 from screens import state
 from screens.base import PlannerScreen
 from screens.state import Workspace

@@ -17,13 +17,13 @@ import tomli_w
 from pydantic import BaseModel, ValidationError
 
 from planner.campaign import plan_campaign
-from planner.catalog import Catalog
 from planner.errors import InputError, from_validation
-from planner.estimates import on_card
-from planner.loading import load_preset
-from planner.order import Order, make_contact, make_order
-from planner.plan import Plan
-from planner.preset import Contact, FactorValue, Preset, Variant
+from planner.figures.estimates import on_card
+from planner.planning.order import Order, make_contact, make_order
+from planner.planning.plan import Plan
+from planner.spec.catalog import Catalog
+from planner.spec.loading import load_preset
+from planner.spec.preset import Contact, FactorValue, Preset, Variant
 
 EXAMPLE_OF_KIND = {"ablation": "ablation-7d", "embedding": "embedding-7d",
                    "adaptation": "adaptation-30d"}

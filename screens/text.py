@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from planner.catalog import Card
-from planner.plan import Plan
-from planner.render import fit_words, gib, hours, measured_line, window
+from planner.planning.plan import Plan
+from planner.planning.render import fit_words, gib, hours, measured_line, window
+from planner.spec.catalog import Card
 
 __all__ = ["card_line", "cost", "gib", "headline", "hours", "money", "runs_fit", "window"]
 

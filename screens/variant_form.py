@@ -12,10 +12,10 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from planner.costs import Figure
-from planner.discipline import variant_findings
 from planner.errors import from_validation
-from planner.preset import Baseline, Training, Variant
+from planner.planning.discipline import variant_findings
+from planner.spec.costs import Figure
+from planner.spec.preset import Baseline, Training, Variant
 from screens import state
 
 

@@ -17,9 +17,9 @@ from textual.binding import Binding
 from textual.containers import Grid, Vertical
 from textual.widgets import DataTable, Label, Static
 
-from planner.costs import Figure
-from planner.discipline import variant_findings
-from planner.preset import Adaptation, Baseline, Overheads, Training, Variant
+from planner.planning.discipline import variant_findings
+from planner.spec.costs import Figure
+from planner.spec.preset import Adaptation, Baseline, Overheads, Training, Variant
 from screens import state
 from screens.base import PlannerScreen
 from screens.embedding_form import EmbeddingForm

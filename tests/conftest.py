@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from planner.campaign import plan_campaign
-from planner.catalog import Catalog, load_catalog
-from planner.loading import parse_preset
-from planner.plan import Plan
+from planner.planning.plan import Plan
+from planner.spec.catalog import Catalog, load_catalog
+from planner.spec.loading import parse_preset
 
 CREATED = datetime(2026, 1, 1, tzinfo=UTC)
 

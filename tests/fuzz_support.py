@@ -14,7 +14,7 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from planner.cli import main
+from planner.cli.main import main
 
 # Deterministic in CI (no flake from a newly found example); FUZZ_RANDOM=1 explores,
 # FUZZ_EXAMPLES=N sets the examples per test (100: about 600 in all, well under a minute).

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from planner.advise import advise, order_preset
-from planner.advise_goal import Goal, parse_goal
-from planner.advise_model import Space
+from planner.advise.goal import Goal, parse_goal
+from planner.advise.model import Space
+from planner.advise.search import advise, order_preset
 from planner.campaign import plan_campaign
-from planner.catalog import Catalog, load_catalog
-from planner.estimates import on_card
-from planner.loading import load_preset, parse_preset
-from planner.plan import Plan
-from planner.preset import Preset
+from planner.figures.estimates import on_card
+from planner.planning.plan import Plan
+from planner.spec.catalog import Catalog, load_catalog
+from planner.spec.loading import load_preset, parse_preset
+from planner.spec.preset import Preset
 from tests.conftest import shipped
 
 PRICES = {"a6000": 0.49, "a40": 0.44, "l40s": 0.86, "a100-80": 1.29, "h100-sxm": 2.49}

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 import tomli_w
 
-from planner.advise import order_preset
-from planner.advise_cli import JSON_FIELDS
-from planner.catalog import load_catalog
-from planner.cli import main
-from planner.loading import load_preset
+from planner.advise.search import order_preset
+from planner.cli.advise import JSON_FIELDS
+from planner.cli.main import main
+from planner.spec.catalog import load_catalog
+from planner.spec.loading import load_preset
 
 CREATED = "2026-01-01T00:00:00+00:00"
 SMALL = ["--cards", "a6000,a40,l40s", "--counts", "2-5", "--windows", "7,30"]
@@ -181,7 +181,7 @@ def test_advise_loads_neither_textual_nor_torch() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, io, contextlib\nfrom planner.cli import main\n"
+    code = ("import sys, io, contextlib\nfrom planner.cli.main import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    rc = main(['advise', '--preset', 'ablation-7d'])\n"
             "print(rc, sorted(m for m in sys.modules if m.split('.')[0] in "
@@ -193,9 +193,9 @@ def test_advise_loads_neither_textual_nor_torch() -> None:
 
 def test_a_long_search_shows_a_progress_line(monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str]) -> None:
-    import planner.advise_cli
+    import planner.cli.advise
 
-    monkeypatch.setattr(planner.advise_cli, "PROGRESS_AFTER_S", 0.0)
+    monkeypatch.setattr(planner.cli.advise, "PROGRESS_AFTER_S", 0.0)
     assert main(["advise", "--preset", "ablation-7d", *SMALL, "--json"]) == 0
     captured = capsys.readouterr()
     assert captured.err == "advise: planning 24 orders…\n"

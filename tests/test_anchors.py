@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from planner.analytic_tier import analytic_on
-from planner.calibration import load_calibration, speedup, tau
 from planner.campaign import plan_campaign
-from planner.catalog import load_catalog
-from planner.cli import main
-from planner.costs import Figure
-from planner.estimates import on_card
-from planner.export import plan_toml
-from planner.loading import load_preset
-from planner.preset import Preset
+from planner.cli.main import main
+from planner.figures.analytic_tier import analytic_on
+from planner.figures.calibration import load_calibration, speedup, tau
+from planner.figures.estimates import on_card
+from planner.planning.export import plan_toml
+from planner.spec.catalog import load_catalog
+from planner.spec.costs import Figure
+from planner.spec.loading import load_preset
+from planner.spec.preset import Preset
 from screens import state
 from tests.conftest import CREATED
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from textual.widgets import DataTable
 
-from planner.export import plan_toml
+from planner.planning.export import plan_toml
 from screens import state
 from tests.test_tui import SIZE, make_app
 
@@ -67,8 +67,8 @@ async def test_the_card_list_on_screen_1_and_back_gives_the_same_plan() -> None:
 async def test_the_2x_disagreement_is_said_on_the_fit_and_compare_screens() -> None:
     from textual.widgets import Static
 
-    from planner.loading import load_preset
-    from planner.preset import Preset
+    from planner.spec.loading import load_preset
+    from planner.spec.preset import Preset
     from screens.app import PlannerApp
     from tests.conftest import CREATED
 

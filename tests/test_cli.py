@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.cli import main
+from planner.cli.main import main
 
 CREATED = "2026-01-01T00:00:00+00:00"
 
@@ -178,7 +178,7 @@ def test_exports_get_ordinary_file_modes(tmp_path: Path) -> None:
 
 
 def test_every_command_is_documented_and_has_help(capsys: pytest.CaptureFixture[str]) -> None:
-    from planner.cli import COMMANDS, plan_parser
+    from planner.cli.main import COMMANDS, plan_parser
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     epilog = plan_parser().epilog or ""
@@ -193,7 +193,7 @@ def test_every_command_is_documented_and_has_help(capsys: pytest.CaptureFixture[
 
 
 def test_check_report_lines_up_on_long_keys() -> None:
-    from planner.stackcheck import Report, render
+    from planner.measure.stack import Report, render
 
     r = Report()
     r.add("ok", "torch", "2.13.0 (CUDA 12.6)")
@@ -226,7 +226,7 @@ def test_only_the_headless_plan_command_skips_pydantic_plugins(
         monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
-    from planner.cli import console
+    from planner.cli.main import console
 
     env: dict[str, str] = {}
     monkeypatch.setattr(os, "environ", env)

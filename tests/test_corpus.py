@@ -10,11 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner import corpus_ids, lengths
-from planner.cli import main
-from planner.corpus import read_at, records
-from planner.corpus_scan import quantiles, scan
-from planner.corpus_tokens import TokenCounter
+from planner.cli.main import main
+from planner.corpus import ids as corpus_ids
+from planner.corpus import lengths
+from planner.corpus.records import read_at, records
+from planner.corpus.scan import quantiles, scan
+from planner.corpus.tokens import TokenCounter
 from planner.errors import InputError
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"

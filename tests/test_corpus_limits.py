@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner import corpus
-from planner.cli import main
-from planner.corpus import records
-from planner.corpus_long import LongRecordError, read_long
-from planner.corpus_scan import CHARS_PER_TOKEN, scan
-from planner.corpus_tokens import TokenCounter
+from planner.cli.main import main
+from planner.corpus import records as corpus
+from planner.corpus.long import LongRecordError, read_long
+from planner.corpus.records import records
+from planner.corpus.scan import CHARS_PER_TOKEN, scan
+from planner.corpus.tokens import TokenCounter
 from planner.errors import InputError
 
 

@@ -11,10 +11,10 @@ for _module in ("torch", "tokenizers", "transformers", "sentence_transformers"):
 
 import numpy as np  # noqa: E402
 
-from planner.corpus_tokens import find_model_dir  # noqa: E402
-from planner.embed.backends import choose  # noqa: E402
+from planner.corpus.backends import choose  # noqa: E402
+from planner.corpus.folder import read_folder  # noqa: E402
+from planner.corpus.tokens import find_model_dir  # noqa: E402
 from planner.embed.encoder import Encoder  # noqa: E402
-from planner.embed.folder import read_folder  # noqa: E402
 from planner.embed.st_encoder import STEncoder  # noqa: E402
 from tests.st_models import Zoo, sentences, st_encode  # noqa: E402
 

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 import tomli_w
 
-from planner.cli import main
-from planner.corpus_tokens import find_model_dir
-from planner.embed import backends
-from planner.embedding import settings_fingerprint
-from planner.loading import parse_preset
+from planner.cli.main import main
+from planner.corpus import backends
+from planner.corpus.tokens import find_model_dir
+from planner.planning.embedding import settings_fingerprint
+from planner.spec.loading import parse_preset
 from tests.conftest import plan_dict, shipped
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -166,7 +166,7 @@ def test_without_a_budget_the_plan_derives_one_and_says_why() -> None:
 
 
 def test_length_grouped_batches_are_capped_by_documents_as_well_as_tokens() -> None:
-    from planner import lengths
+    from planner.corpus import lengths
 
     short = [5] * 100
     assert lengths.length_grouped(short, 1000) == (1, 500)
@@ -178,8 +178,8 @@ def test_length_grouped_batches_are_capped_by_documents_as_well_as_tokens() -> N
 def test_a_budget_measured_on_the_card_is_used_when_the_preset_gives_none() -> None:
     from types import SimpleNamespace
 
-    from planner.catalog import load_catalog
-    from planner.embed.budget import with_budget
+    from planner.corpus.budget import with_budget
+    from planner.spec.catalog import load_catalog
 
     data = shipped("embedding-3d")
     del data["embedding"]["token_budget"]
@@ -199,8 +199,8 @@ def test_a_budget_measured_on_the_card_is_used_when_the_preset_gives_none() -> N
 
 
 def test_a_query_only_prompt_is_not_required_of_the_corpus(tmp_path: Path) -> None:
-    from planner.embed.faithful import required_prompts
-    from planner.embed.folder import ModelFolder
+    from planner.corpus.faithful import required_prompts
+    from planner.corpus.folder import ModelFolder
 
     e = parse_preset(shipped("embedding-7d"), "p.toml").embedding
     assert e is not None

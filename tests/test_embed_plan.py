@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from planner.cli import main
-from planner.corpus_tokens import file_sha256
-from planner.embed.shardlist import read_shard_list, shard_lines
-from planner.export import read_plan
+from planner.cli.main import main
+from planner.corpus.shardlist import read_shard_list, shard_lines
+from planner.corpus.tokens import file_sha256
+from planner.planning.export import read_plan
 
 
 def corpus(tmp_path: Path, n: int = 120, seed: int = 3) -> Path:

@@ -15,10 +15,10 @@ for _module in ("torch", "tokenizers", "safetensors", "numpy"):
 
 import torch  # noqa: E402
 
-from planner.catalog import load_catalog  # noqa: E402
-from planner.cli import main  # noqa: E402
-from planner.corpus_tokens import find_model_dir  # noqa: E402
+from planner.cli.main import main  # noqa: E402
+from planner.corpus.tokens import find_model_dir  # noqa: E402
 from planner.embed.sizing import _builder, longest_rows  # noqa: E402
+from planner.spec.catalog import load_catalog  # noqa: E402
 from tests.conftest import parse_preset, shipped  # noqa: E402
 from tests.fake_cuda import FakeCuda  # noqa: E402
 
@@ -44,7 +44,7 @@ def preset_data(**embedding: Any) -> dict[str, Any]:
 
 
 def sized(tmp_path: Path, fake: FakeCuda | None = None, **embedding: Any) -> Any:
-    from planner.corpus_scan import scan
+    from planner.corpus.scan import scan
     from planner.embed.encoder import Encoder
     from planner.embed.sizing import size
 

@@ -17,7 +17,7 @@ for _module in ("torch", "numpy", "tokenizers", "transformers", "sentence_transf
 import numpy as np  # noqa: E402
 import tomli_w  # noqa: E402
 
-from planner.cli import main  # noqa: E402
+from planner.cli.main import main  # noqa: E402
 from tests.conftest import shipped  # noqa: E402
 from tests.st_models import WORDS, Zoo, st_encode  # noqa: E402
 
@@ -141,7 +141,7 @@ def test_st_backend_end_to_end_equals_encode_and_prompts_never_mix(
 def test_a_missing_backend_on_the_rented_machine_is_named(
         campaign: dict[str, Any], capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from planner.embed import backends
+    from planner.corpus import backends
 
     monkeypatch.setattr(backends, "missing_package",
                         lambda b: "sentence_transformers" if b == backends.ST else None)

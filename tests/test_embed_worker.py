@@ -21,8 +21,8 @@ for _module in ("torch", "tokenizers", "safetensors", "numpy"):
 import numpy as np  # noqa: E402
 import tomli_w  # noqa: E402
 
-from planner.cli import main  # noqa: E402
-from planner.corpus_tokens import find_model_dir  # noqa: E402
+from planner.cli.main import main  # noqa: E402
+from planner.corpus.tokens import find_model_dir  # noqa: E402
 from tests.conftest import shipped  # noqa: E402
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"

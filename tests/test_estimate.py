@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from planner.catalog import load_catalog
-from planner.lengths import estimate, length_grouped, original_order
-from planner.matrix import fit_memory, run_hours
-from planner.preset import Overheads, TokenLengths, Training
+from planner.corpus.lengths import estimate, length_grouped, original_order
+from planner.spec.catalog import load_catalog
+from planner.spec.matrix import fit_memory, run_hours
+from planner.spec.preset import Overheads, TokenLengths, Training
 from tests.conftest import plan_dict, shipped
 
 

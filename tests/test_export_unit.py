@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from planner import replace
-from planner.cli import main
+from planner.cli.main import main
+from planner.planning import replace
 from tests.run_fixtures import harness as h
 
 

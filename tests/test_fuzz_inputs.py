@@ -19,8 +19,8 @@ import tomli_w
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from planner.loading import load_preset
-from planner.measurements import measurements_toml
+from planner.figures.measurements import measurements_toml
+from planner.spec.loading import load_preset
 from tests.fuzz_support import FUZZ, NASTY_TEXT, cli, mutated, tree, values
 from tests.run_fixtures import harness as h
 from tests.test_measure_plan import measurements

@@ -8,7 +8,7 @@ from pathlib import Path
 
 CODE = """
 import sys
-from planner.cli import main
+from planner.cli.main import main
 rc = main(["--preset", "ablation-30d", "--out", sys.argv[1]])
 heavy = sorted(m for m in sys.modules if m.split(".")[0] in {"textual", "torch", "screens"})
 print(rc, heavy)
@@ -31,7 +31,7 @@ def test_import_planner_alone_is_light() -> None:
 
 EMBED_CODE = """
 import sys
-from planner.cli import main
+from planner.cli.main import main
 rc = main(["--preset", "embedding-3d", "--out", sys.argv[1]])
 heavy = sorted(m for m in sys.modules if m.split(".")[0] in
                {"textual", "torch", "screens", "transformers", "sentence_transformers",
@@ -50,7 +50,7 @@ def test_an_embedding_plan_judges_the_model_folder_without_loading_it(tmp_path: 
 
 PLAIN = """
 import sys
-from planner.cli import main
+from planner.cli.main import main
 rc = main(["--preset", sys.argv[1]] + sys.argv[2:])
 print(rc, sorted(m for m in sys.modules if m.split(".")[0] == "ortools"))
 """

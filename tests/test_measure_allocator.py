@@ -14,16 +14,16 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from planner.campaign import plan_campaign  # noqa: E402
-from planner.catalog import load_catalog  # noqa: E402
-from planner.loading import parse_preset  # noqa: E402
+from planner.figures.measured import require_spec  # noqa: E402
+from planner.figures.measurements import Measurements  # noqa: E402
 from planner.measure.backend import GIB  # noqa: E402
 from planner.measure.jobs import jobs  # noqa: E402
 from planner.measure.memory import train_step  # noqa: E402
 from planner.measure.runner import run  # noqa: E402
 from planner.measure.search import choose  # noqa: E402
-from planner.measured import require_spec  # noqa: E402
-from planner.measurements import Measurements  # noqa: E402
-from planner.preset import Preset  # noqa: E402
+from planner.spec.catalog import load_catalog  # noqa: E402
+from planner.spec.loading import parse_preset  # noqa: E402
+from planner.spec.preset import Preset  # noqa: E402
 from tests.conftest import CREATED, shipped  # noqa: E402
 from tests.fake_cuda import FakeCuda  # noqa: E402
 

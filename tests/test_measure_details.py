@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from planner.catalog import load_catalog
 from planner.errors import InputError
-from planner.matrix import memory_budget
-from planner.multicard import multi_card
-from planner.stackcheck import check_stack, cuda_finding
+from planner.figures.multicard import multi_card
+from planner.measure.stack import check_stack, cuda_finding
+from planner.spec.catalog import load_catalog
+from planner.spec.matrix import memory_budget
 from tests.conftest import plan_dict, shipped
 
 
@@ -72,7 +72,7 @@ torch = pytest.importorskip("torch")
 def test_mfu_leaves_out_the_recompute_of_activation_checkpointing() -> None:
     from planner.measure.flops import count_flops
     from planner.measure.workloads import reference_builder
-    from planner.measure_spec import MeasureSpec, resolve_reference
+    from planner.spec.measure import MeasureSpec, resolve_reference
 
     spec = MeasureSpec(reference="transformer", d_model=32, layers=2, heads=2, seq_len=16,
                        vocab=64)
@@ -114,9 +114,9 @@ def test_fp16_training_steps_through_a_grad_scaler() -> None:
 
 
 def test_a_cuda_index_reaches_the_device() -> None:
+    from planner.cli.measure import _device
     from planner.measure import MeasureUnavailable
     from planner.measure.backend import make_backend
-    from planner.measure.cli import _device
     from tests.fake_cuda import FakeCuda
 
     fake = FakeCuda()

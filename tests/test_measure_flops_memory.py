@@ -10,7 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 
-from planner.analytic import (  # noqa: E402
+from planner.figures.analytic import (  # noqa: E402
     GIB,
     reference_flops,
     reference_params,
@@ -20,7 +20,7 @@ from planner.analytic import (  # noqa: E402
 from planner.measure.flops import count_flops  # noqa: E402
 from planner.measure.memory import fake_estimate  # noqa: E402
 from planner.measure.workloads import Block, Workload, reference_builder  # noqa: E402
-from planner.measure_spec import MeasureSpec, resolve_reference  # noqa: E402
+from planner.spec.measure import MeasureSpec, resolve_reference  # noqa: E402
 
 B, N_IN, N_OUT = 8, 512, 256
 

@@ -13,15 +13,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from planner.advise.compare import compare_cards
 from planner.campaign import plan_campaign
-from planner.catalog import Dtype, load_catalog
-from planner.cli import main
-from planner.compare import compare_cards
+from planner.cli.main import main
 from planner.errors import InputError
-from planner.export import plan_toml, read_plan
-from planner.loading import load_preset
-from planner.measured import workload_fingerprint
-from planner.measurements import (
+from planner.figures.measured import workload_fingerprint
+from planner.figures.measurements import (
     BatchChoice,
     ConfigMeasurement,
     Device,
@@ -32,9 +29,12 @@ from planner.measurements import (
     load_measurements,
     measurements_toml,
 )
-from planner.preset import Preset
-from planner.scaling import analytic_step_time, mfu_flags, scale_step_time
-from planner.stackcheck import check_stack, kernel_support
+from planner.figures.scaling import analytic_step_time, mfu_flags, scale_step_time
+from planner.measure.stack import check_stack, kernel_support
+from planner.planning.export import plan_toml, read_plan
+from planner.spec.catalog import Dtype, load_catalog
+from planner.spec.loading import load_preset
+from planner.spec.preset import Preset
 from tests.conftest import CREATED
 
 CARDS = {"a6000": ("NVIDIA RTX A6000", "8.6"), "a40": ("NVIDIA A40", "8.6"),
@@ -294,7 +294,7 @@ def test_plan_with_measurements_loads_neither_torch_nor_the_ui(preset: Preset,
     path = tmp_path / "m.toml"
     path.write_text(measurements_toml(measurements(preset)))
     code = (
-        "import sys\nfrom planner.cli import main\n"
+        "import sys\nfrom planner.cli.main import main\n"
         f"rc = main(['--preset', 'ablation-7d', '--measurements', {str(path)!r}, '--out', "
         f"{str(tmp_path / 'o')!r}])\n"
         "rc2 = main(['compare', '--preset', 'ablation-7d', '--measurements', "

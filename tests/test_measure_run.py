@@ -13,9 +13,7 @@ torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 
 from planner.campaign import plan_campaign  # noqa: E402
-from planner.catalog import load_catalog  # noqa: E402
 from planner.errors import InputError  # noqa: E402
-from planner.loading import parse_preset  # noqa: E402
 from planner.measure import (  # noqa: E402
     MeasureOOM,
     MeasureProgress,
@@ -24,7 +22,9 @@ from planner.measure import (  # noqa: E402
 )
 from planner.measure.runner import run  # noqa: E402
 from planner.measure.search import choose, largest_micro_batch  # noqa: E402
-from planner.preset import Preset  # noqa: E402
+from planner.spec.catalog import load_catalog  # noqa: E402
+from planner.spec.loading import parse_preset  # noqa: E402
+from planner.spec.preset import Preset  # noqa: E402
 from tests.conftest import CREATED, shipped  # noqa: E402
 
 TINY = {"reference": "transformer", "d_model": 32, "layers": 1, "heads": 2, "seq_len": 16,

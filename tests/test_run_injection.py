@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import tomli_w
 
-from planner.templates import Args, launch_mode, render
+from planner.spec.templates import Args, launch_mode, render
 from tests.run_fixtures import harness as h
 
 DUMP = shlex.quote(str(Path(h.__file__).with_name("argv_dump.py")))

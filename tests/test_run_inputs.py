@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.cli import main
+from planner.cli.main import main
 from planner.run import journal as journal_module
 from planner.run.journal import Workspace
 from tests.run_fixtures import harness as h

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from textual.widgets import DataTable, Input
 
-from planner.cli import main as cli_main
-from planner.loading import load_preset
+from planner.cli.main import main as cli_main
+from planner.spec.loading import load_preset
 from screens.app import PlannerApp
 from screens.state import Workspace
 from screens.variant_form import VariantForm

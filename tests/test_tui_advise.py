@@ -6,9 +6,9 @@ from typing import Any
 
 from textual.widgets import DataTable
 
-from planner.advise import advise, order_preset
-from planner.advise_goal import Goal
-from planner.advise_model import Space
+from planner.advise.goal import Goal
+from planner.advise.model import Space
+from planner.advise.search import advise, order_preset
 from planner.campaign import plan_campaign
 from screens.advise import AdviseScreen
 from tests.conftest import CREATED

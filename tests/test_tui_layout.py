@@ -8,7 +8,7 @@ from typing import Any
 
 from textual.widgets import DataTable, Input, Label
 
-from planner.catalog import load_catalog
+from planner.spec.catalog import load_catalog
 from screens.app import PlannerApp
 from screens.embedding_form import parse_lengths, show_lengths
 from screens.widgets.status import StatusLine, fitted

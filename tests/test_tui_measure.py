@@ -59,8 +59,8 @@ async def test_a_failing_measurement_shows_a_message(error: BaseException, words
 
 def measured(preset: Any) -> Any:
     """Measurements of every configuration, as `measure` returns them on an RTX A6000."""
-    from planner.measured import workload_fingerprint
-    from planner.measurements import (
+    from planner.figures.measured import workload_fingerprint
+    from planner.figures.measurements import (
         ConfigMeasurement,
         Device,
         Measurements,

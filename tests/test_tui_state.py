@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from planner.catalog import load_catalog
 from planner.errors import InputError
-from planner.loading import load_preset
-from planner.preset import Variant
+from planner.spec.catalog import load_catalog
+from planner.spec.loading import load_preset
+from planner.spec.preset import Variant
 from screens import state
 from tests.test_tui import FROZEN
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from planner.corpus.shardlist import shard_lines
 from planner.embed.manifest import ExportDir
-from planner.embed.shardlist import shard_lines
 from planner.embed.worker import Job
 
 

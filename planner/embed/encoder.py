@@ -2,7 +2,7 @@
 
 Everything that changes a vector is set here once, from the plan, and fingerprinted:
 the model's weights and tokenizer file by their SHA-256, the rest by value. Two backends
-load a model (see `planner.embed.backends`): `Encoder` here, the light built-in BERT, and
+load a model (see `planner.corpus.backends`): `Encoder` here, the light built-in BERT, and
 `planner.embed.st_encoder.STEncoder`, the folder's own sentence-transformers stack.
 `load_encoder` builds the one the plan names.
 """
@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from planner.corpus_tokens import file_sha256, find_model_dir
+from planner.corpus.tokens import file_sha256, find_model_dir
 from planner.errors import InputError
 
 if TYPE_CHECKING:
-    from planner.plan import EmbeddingPlan
+    from planner.planning.plan import EmbeddingPlan
 
 DTYPES = ("fp32", "bf16", "fp16")
 
@@ -67,8 +67,8 @@ def fingerprint_of(settings_fingerprint: str, **loaded: str) -> str:
 
 def load_encoder(e: EmbeddingPlan, *, device: str | None = None, dtype: str = "fp32") -> Any:
     """The encoder the plan names (`builtin` or `sentence-transformers`), on `device`."""
-    from planner.embed.backends import BUILTIN, ST, choose, install_hint, missing_package
-    from planner.embed.folder import read_folder
+    from planner.corpus.backends import BUILTIN, ST, choose, install_hint, missing_package
+    from planner.corpus.folder import read_folder
 
     folder = model_folder(e.model)
     backend = e.backend
@@ -114,7 +114,7 @@ class Encoder:
         self.dtype: Literal["fp32", "bf16", "fp16"] = dtype  # type: ignore[assignment]
         self.pooling, self.normalization, self.truncation = pooling, normalization, truncation
         self.prompt = prompt
-        from planner.embed.folder import read_folder
+        from planner.corpus.folder import read_folder
 
         self.stack = read_folder(folder).stack()
         self.model_sha256 = file_sha256(folder / "model.safetensors")

@@ -19,9 +19,9 @@ from typing import IO, Any
 import tomli_w
 from pydantic import ValidationError
 
-from planner.corpus_tokens import file_sha256
+from planner.corpus.tokens import file_sha256
 from planner.errors import InputError, from_validation
-from planner.model import Lax
+from planner.spec.base import Lax
 from planner.tomlio import read_toml, write_atomic
 
 HEADER = ("# campaign-planner embedding manifest: the settings every shard here was made with, "

@@ -25,28 +25,28 @@ from typing import Any
 
 import torch
 
-from planner.catalog import Catalog
-from planner.corpus import read_at
-from planner.corpus_plan import CorpusScan
+from planner.corpus.outputs import CorpusScan
+from planner.corpus.records import read_at
 from planner.embed.encoder import Encoder
 from planner.errors import InputError
-from planner.matrix import memory_budget
-from planner.measure.backend import GIB, Backend, make_backend
-from planner.measure.flops import count_flops
-from planner.measure.memory import fake_estimate
-from planner.measure.probe import OutOfMemory, fresh, probe, ran, timed_run
-from planner.measure.search import Search, largest_micro_batch
-from planner.measure.workloads import Workload
-from planner.measured import workload_fingerprint
-from planner.measurements import (
+from planner.figures.measured import workload_fingerprint
+from planner.figures.measurements import (
     BatchChoice,
     ConfigMeasurement,
     Measurements,
     Memory,
     StepTime,
 )
-from planner.measurements import Workload as WorkloadRecord
-from planner.preset import Preset
+from planner.figures.measurements import Workload as WorkloadRecord
+from planner.measure.backend import GIB, Backend, make_backend
+from planner.measure.flops import count_flops
+from planner.measure.memory import fake_estimate
+from planner.measure.probe import OutOfMemory, fresh, probe, ran, timed_run
+from planner.measure.search import Search, largest_micro_batch
+from planner.measure.workloads import Workload
+from planner.spec.catalog import Catalog
+from planner.spec.matrix import memory_budget
+from planner.spec.preset import Preset
 
 SEARCH_LIMIT_TOKENS = 1 << 24
 

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from planner.corpus.folder import PRESET_POOLING, read_folder, weights_sha256
 from planner.embed.encoder import DTYPES, fingerprint_of, pick_device
-from planner.embed.folder import PRESET_POOLING, read_folder, weights_sha256
 from planner.errors import InputError
 
 ST_POOLING = {v: k for k, v in PRESET_POOLING.items()}
@@ -35,7 +35,7 @@ def _offline() -> None:
 
 def tokenizer_sha256(folder: Path) -> str:
     """SHA-256 of the folder's tokenizer.json (empty when it has none)."""
-    from planner.corpus_tokens import file_sha256
+    from planner.corpus.tokens import file_sha256
 
     path = folder / "tokenizer.json"
     return file_sha256(path) if path.is_file() else ""

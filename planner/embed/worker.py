@@ -16,14 +16,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from planner.corpus import line_of, read_at
-from planner.corpus_tokens import file_sha256
+from planner.corpus.progress import Progress
+from planner.corpus.records import line_of, read_at
+from planner.corpus.shardlist import Shard, ShardList, read_shard_list, shard_lines
+from planner.corpus.tokens import file_sha256
 from planner.embed.manifest import ExportDir, Manifest, ShardDone, shard_file
-from planner.embed.progress import Progress
-from planner.embed.shardlist import Shard, ShardList, read_shard_list, shard_lines
 from planner.errors import InputError
-from planner.export import read_plan
-from planner.plan import EmbeddingPlan, Plan
+from planner.planning.export import read_plan
+from planner.planning.plan import EmbeddingPlan, Plan
 
 
 @dataclass

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 from planner.measure.progress import MeasureProgress
 
 if TYPE_CHECKING:
-    from planner.catalog import Catalog
-    from planner.measurements import Measurements
-    from planner.preset import Preset
+    from planner.figures.measurements import Measurements
+    from planner.spec.catalog import Catalog
+    from planner.spec.preset import Preset
 
 DEVICE = re.compile(r"^(auto|cpu|cuda)(?::(\d+))?$")
 """Device names `measure` takes: auto, cpu, cuda, cuda:N."""
@@ -57,7 +57,7 @@ def measure_preset(preset: Preset, catalog: Catalog, *, steps: int | None = None
     `progress` is called from the thread running the measurement; `cancel` is checked
     between steps, and a cancelled run returns what was measured so far, marked partial.
     """
-    from planner.measured import require_spec
+    from planner.figures.measured import require_spec
 
     require_spec(preset, source)
     if not torch_available():

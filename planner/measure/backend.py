@@ -27,9 +27,9 @@ from typing import Any
 
 import torch
 
-from planner.catalog import Catalog
+from planner.figures.measurements import Device
 from planner.measure import DEVICE, MeasureUnavailable
-from planner.measurements import Device
+from planner.spec.catalog import Catalog
 
 GIB = 2**30
 CONTEXT_GIB = 0.75

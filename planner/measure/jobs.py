@@ -8,8 +8,8 @@ from typing import Any
 
 from planner.errors import InputError
 from planner.measure.workloads import Builder, factory_builder, reference_builder
-from planner.measure_spec import MeasureSpec, resolve_reference
-from planner.preset import Preset
+from planner.spec.measure import MeasureSpec, resolve_reference
+from planner.spec.preset import Preset
 
 
 @dataclass

@@ -7,11 +7,11 @@ from typing import Any
 
 import torch
 
-from planner.measure_spec import MeasureSpec
-from planner.measured import workload_fingerprint
-from planner.measurements import ConfigMeasurement, Measurements
-from planner.measurements import Workload as WorkloadRecord
-from planner.preset import Preset
+from planner.figures.measured import workload_fingerprint
+from planner.figures.measurements import ConfigMeasurement, Measurements
+from planner.figures.measurements import Workload as WorkloadRecord
+from planner.spec.measure import MeasureSpec
+from planner.spec.preset import Preset
 
 
 def record(preset: Preset, spec: MeasureSpec, dev: Any, configs: list[ConfigMeasurement],

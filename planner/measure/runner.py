@@ -21,9 +21,18 @@ import statistics
 import threading
 from collections.abc import Callable
 
-from planner.catalog import Card, Catalog
 from planner.errors import InputError
-from planner.matrix import memory_budget
+from planner.figures.measured import require_spec
+from planner.figures.measurements import (
+    BatchChoice,
+    ConfigMeasurement,
+    Device,
+    Measurements,
+    Memory,
+    StepTime,
+)
+from planner.figures.multicard import multi_card
+from planner.figures.scaling import card_rates, mfu_flags
 from planner.measure import MeasureOOM, MeasureProgress
 from planner.measure.backend import GIB, Backend, make_backend
 from planner.measure.flops import count_flops, count_params
@@ -33,18 +42,9 @@ from planner.measure.probe import OutOfMemory, Timed, fresh, made, probe, ran, t
 from planner.measure.record import record
 from planner.measure.search import choose, largest_micro_batch
 from planner.measure.workloads import Workload
-from planner.measured import require_spec
-from planner.measurements import (
-    BatchChoice,
-    ConfigMeasurement,
-    Device,
-    Measurements,
-    Memory,
-    StepTime,
-)
-from planner.multicard import multi_card
-from planner.preset import Preset
-from planner.scaling import card_rates, mfu_flags
+from planner.spec.catalog import Card, Catalog
+from planner.spec.matrix import memory_budget
+from planner.spec.preset import Preset
 
 
 class _Ticker:

@@ -33,8 +33,8 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-from planner.analytic import ffn_hidden
 from planner.errors import InputError
+from planner.figures.analytic import ffn_hidden
 
 Batch = tuple[Any, ...]
 

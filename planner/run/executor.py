@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from planner.errors import InputError
-from planner.plan import Plan, Run
+from planner.planning.plan import Plan, Run
 from planner.run.journal import History, Journal, RunRecord, Workspace
 from planner.run.launch import go, spawn
 from planner.run.params import check_manifest, run_fingerprint, write_manifest

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planner.plan import Run
+from planner.planning.plan import Run
 from planner.run.journal import Workspace
 from planner.run.procs import SHIM, identity, launch_mode, run_env
 

@@ -11,7 +11,7 @@ from typing import Any
 import tomli_w
 
 from planner.errors import InputError
-from planner.plan import Plan, Run
+from planner.planning.plan import Plan, Run
 from planner.tomlio import read_toml, write_atomic
 
 PARAMETERS = ("id", "kind", "variant", "factor", "value", "seed", "version", "shard", "steps",

@@ -18,8 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from planner.errors import InputError
-from planner.export import read_plan
-from planner.plan import Plan
+from planner.planning.export import read_plan
+from planner.planning.plan import Plan
 from planner.run.journal import History, Journal, Workspace, fold, read_events
 from planner.run.params import (
     check_manifest,

@@ -10,8 +10,8 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from planner.plan import Run
-from planner.templates import launch_mode
+from planner.planning.plan import Run
+from planner.spec.templates import launch_mode
 
 SHIM = Path(__file__).with_name("shim.py")
 __all__ = ["SHIM", "alive", "identity", "kill_leftovers", "launch_mode", "lock_path",

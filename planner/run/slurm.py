@@ -15,8 +15,8 @@ from functools import partial
 from pathlib import Path
 
 from planner.errors import InputError
-from planner.plan import Plan, Run
-from planner.replace import replace_together
+from planner.planning.plan import Plan, Run
+from planner.planning.replace import replace_together
 from planner.run import slurm_options as options
 from planner.run.journal import RUN_DIR
 from planner.run.params import manifest_text, run_fingerprint

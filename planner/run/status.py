@@ -12,11 +12,11 @@ from typing import Any
 
 import humanize
 
-from planner.plan import Plan, Run
+from planner.planning.plan import Plan, Run
+from planner.planning.schedule import schedule
 from planner.run.journal import History, RunRecord, Workspace
 from planner.run.params import run_fingerprint
 from planner.run.procs import alive
-from planner.schedule import schedule
 
 GROUPS = ("done", "running", "pending", "failed", "blocked")
 

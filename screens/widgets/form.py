@@ -16,7 +16,7 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Input, Label, Select, TextArea
 
-from planner.model import field_doc
+from planner.spec.base import field_doc
 
 
 def help_of(model: type[BaseModel], name: str) -> str:

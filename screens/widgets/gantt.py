@@ -7,7 +7,7 @@ from rich.style import Style
 from rich.text import Text
 from textual import events
 
-from planner.plan import Plan, Run
+from planner.planning.plan import Plan, Run
 from screens.widgets.lines import Lines
 
 PALETTE = ("#3b82f6", "#10b981", "#f59e0b", "#8b5cf6", "#ef4444", "#06b6d4", "#84cc16",

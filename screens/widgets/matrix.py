@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from planner.plan import Plan
+from planner.planning.plan import Plan
 from screens.widgets.lines import Lines
 
 

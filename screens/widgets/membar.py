@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from planner.plan import ConfigFigures, Plan
+from planner.planning.plan import ConfigFigures, Plan
 from screens.widgets.lines import Lines
 
 

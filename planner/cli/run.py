@@ -1,0 +1,198 @@
+"""`campaign-planner run`, `status` and `slurm`: running a plan and following it."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from planner.cli.args import Parser
+from planner.planning.plan import Plan
+from planner.run import prepare
+from planner.run.journal import History, Workspace
+from planner.run.procs import launch_mode
+
+WORKDIR_HELP = ("folder the plan's relative paths (checkpoints, resume paths, exports) "
+                "resolve against, and where campaign-run/ (journal, logs) is kept; "
+                "default: the folder holding the plan")
+
+
+def run_parser() -> Parser:
+    """Arguments of `campaign-planner run`."""
+    p = Parser(
+        prog="campaign-planner run",
+        description="Run a plan's runs on this machine's cards, in plan order, journalling "
+                    "every start, checkpoint and exit. Run it again after a crash, a reboot or "
+                    "a kill: finished runs are kept, interrupted ones resume from their "
+                    "latest checkpoint.")
+    p.add_argument("plan", metavar="PLAN", help="plan.toml (or the folder holding it)")
+    p.add_argument("--cards", metavar="LIST",
+                   help="card indices to use, e.g. 0,1,2,3 or 0-3; default: 0 to the "
+                        "plan's card count less one")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print what would start where; start nothing, write nothing")
+    p.add_argument("--workdir", metavar="DIR", help=WORKDIR_HELP)
+    p.add_argument("--accept-changed-plan", action="store_true",
+                   help="run a plan that differs from the one this journal began with")
+    p.add_argument("--retry-failed", action="store_true",
+                   help="give runs marked failed a fresh set of retries")
+    p.add_argument("--window-start", metavar="ISO8601",
+                   help="when the rental window began (default: the first session's start "
+                        "less the plan's stack-check hours); used by `status`")
+    p.add_argument("--grace", type=float, default=30.0, metavar="SECONDS",
+                   help="on Ctrl-C, how long runs get to exit after SIGTERM before "
+                        "SIGKILL (default 30)")
+    p.add_argument("--poll", type=float, default=1.0, metavar="SECONDS",
+                   help="how often runs are checked (default 1)")
+    return p
+
+
+def dry_run(plan: Plan, plan_path: Path, ws: Workspace, hist: History,
+            cards: list[int]) -> str:
+    """What `run` would do now, in words."""
+    from planner.run.status import current, executor_alive, group, project, span
+
+    recs = current(plan, hist)
+    groups = {r.id: group(r, recs[r.id], recs) for r in plan.runs}
+    proj = project(plan, recs, groups, 0.0, len(cards), pace=1.0)
+    lines = ["Dry run: nothing is started and nothing is written.",
+             f"Plan      {plan_path} ({plan.campaign.id}, {len(plan.runs)} runs)",
+             f"Workdir   {ws.workdir}",
+             f"Journal   {f'{hist.events} events' if hist.events else 'none yet'} "
+             f"({ws.journal})",
+             f"Cards     {','.join(map(str, cards))} (each run gets CUDA_VISIBLE_DEVICES)"]
+    if executor_alive(ws):
+        lines.append("Executor  one is running here now: `run` would be refused until it ends")
+    lines.append("")
+    order = {r.id: i for i, r in enumerate(plan.runs)}
+    slots = sorted((v[0], order[k], k) for k, v in proj.fits.items() if v is not None)
+    for start, _, rid in slots:
+        run = next(r for r in plan.runs if r.id == rid)
+        fit = proj.fits[rid]
+        assert fit is not None
+        on = ",".join(str(cards[i]) for i in fit[2])
+        when = "now" if start < 1e-9 else f"in {span(start * 3600)}"
+        if groups[rid] == "running":
+            what = "running now: adopted, not restarted"
+        elif (ws.workdir / run.resume).exists() and run.kind == "train":
+            what = f"resumes from {run.resume}"
+        else:
+            what = "fresh" if not run.depends_on else f"after {run.depends_on}"
+        mode, _ = launch_mode(run.command)
+        lines += [f"  {when:<22} card {on:<4} {rid}  ({what})",
+                  f"  {'':<22} {mode}: {run.command}"]
+    for name in ("done", "failed", "blocked"):
+        ids = [r.id for r in plan.runs if groups[r.id] == name]
+        if ids:
+            lines.append(f"  {name} (not started): " + ", ".join(ids))
+    late = [rid for rid, v in proj.fits.items() if v is None]
+    if late:
+        lines.append("  would not end inside the usable window at planned speed: "
+                     + ", ".join(late))
+    return "\n".join(lines)
+
+
+def cmd_run(argv: Sequence[str]) -> int:
+    """Run a plan (or show, with --dry-run, what would run)."""
+    args = run_parser().parse_args(argv)
+    prepare.check_times(args.poll, args.grace)
+    plan, plan_path = prepare.load_plan(args.plan)
+    cards = prepare.parse_cards(args.cards, plan)
+    window_start = prepare.parse_window_start(args.window_start)
+    ws = prepare.workspace(plan_path, args.workdir)
+    hist = prepare.history(ws)
+    prepare.check(plan, plan_path, ws, hist, args.accept_changed_plan)
+    if args.dry_run:
+        print(dry_run(plan, plan_path, ws, hist, cards))
+        return 0
+    from planner.run.executor import Executor
+    from planner.run.journal import Journal
+
+    with prepare.locked(ws):
+        hist = prepare.history(ws)  # again, now that no other executor can write it
+        changes = prepare.check(plan, plan_path, ws, hist, args.accept_changed_plan)
+        journal = Journal(ws.journal)
+        try:
+            prepare.begin(journal, hist, plan, plan_path, changes, cards, window_start)
+            if args.retry_failed:
+                for rid, rec in hist.runs.items():
+                    if rec.state == "failed":
+                        hist.apply(journal.append("reset", run=rid))
+            executor = Executor(plan, plan_path, ws, journal, hist, cards, poll=args.poll,
+                                grace=args.grace)
+            if changes:
+                executor.say(f"plan changed, accepted: {changes}")
+            return executor.run()
+        finally:
+            journal.close()
+
+
+def cmd_status(argv: Sequence[str]) -> int:
+    """Show where a plan's run stands."""
+    p = Parser(prog="campaign-planner status",
+               description="Show each run's state (done, running, pending, failed, "
+                            "blocked), actual against planned times, and the projected end "
+                            "against the window's end. Reads the journal; writes nothing.")
+    p.add_argument("plan", metavar="PLAN", help="plan.toml (or the folder holding it)")
+    p.add_argument("--workdir", metavar="DIR", help=WORKDIR_HELP)
+    p.add_argument("--json", action="store_true", help="print the status as JSON")
+    args = p.parse_args(argv)
+    from planner.run.status import render, summarize
+
+    plan, plan_path = prepare.load_plan(args.plan)
+    ws = prepare.workspace(plan_path, args.workdir)
+    s = summarize(plan, prepare.history(ws), ws)
+    print(json.dumps(s, indent=2) if args.json else render(s))
+    return 0
+
+
+def cmd_slurm(argv: Sequence[str]) -> int:
+    """Export a plan as SLURM job arrays."""
+    p = Parser(prog="campaign-planner slurm",
+               description="Export a plan as SLURM job arrays for a campaign over several "
+                            "machines: one array task per run, with the manifest check, "
+                            "resume from the latest checkpoint and retries of `run`.")
+    p.add_argument("plan", metavar="PLAN", help="plan.toml (or the folder holding it)")
+    p.add_argument("--out", metavar="DIR", required=True,
+                   help="folder for campaign.sbatch, robustness.sbatch, submit.sh and the "
+                        "runs' manifests; on a filesystem every node sees")
+    p.add_argument("--force", action="store_true", help="overwrite existing files")
+    p.add_argument("--workdir", metavar="DIR",
+                   help=WORKDIR_HELP.replace("default:", "as every node sees it; default:"))
+    p.add_argument("--partition", metavar="NAME", help="SLURM partition")
+    p.add_argument("--time", metavar="D-HH:MM:SS",
+                   help="time limit of one task (default: the longest run's planned "
+                        "duration plus 20%%); a task reaching it is requeued and resumes")
+    p.add_argument("--throttle", type=int, metavar="N",
+                   help="at most N tasks of an array at once")
+    p.add_argument("--cpus-per-task", type=int, metavar="N",
+                   help="CPUs of one task (default: 8 per card of the task)")
+    p.add_argument("--mem", metavar="SIZE",
+                   help="host memory of one task, e.g. 64G (default: 32G per card)")
+    args = p.parse_args(argv)
+    from planner.errors import InputError
+    from planner.run import slurm_options
+    from planner.run.slurm import export
+
+    if args.time is not None:
+        slurm_options.time_seconds(args.time)
+    slurm_options.cpus(args.cpus_per_task, 1)
+    slurm_options.mem(args.mem, 1)
+    if args.throttle is not None and not 1 <= args.throttle <= 1_000_000:
+        raise InputError("must be between 1 and 1000000", field="--throttle")
+    if args.partition is not None and not re.fullmatch(r"[A-Za-z0-9_.,-]{1,200}",
+                                                       args.partition):
+        raise InputError("expected partition names (letters, digits, `_`, `.`, `-`, "
+                         "comma-separated)", field="--partition")
+    plan, plan_path = prepare.load_plan(args.plan)
+    ws = prepare.workspace(plan_path, args.workdir)
+    out = Path(args.out).expanduser().absolute()
+    if out.exists() and not out.is_dir():
+        raise InputError("exists and is not a folder", file=out, field="--out")
+    written = export(plan, plan_path, out, ws.workdir, force=args.force,
+                     partition=args.partition, time_limit=args.time, throttle=args.throttle,
+                     cpus_per_task=args.cpus_per_task, mem=args.mem)
+    print(f"Wrote {', '.join(str(w) for w in written)} and {len(plan.runs)} manifests")
+    print(f"Submit with: {out / 'submit.sh'}   (follow with: squeue --me; sacct -j JOBID)")
+    return 0

@@ -1,0 +1,294 @@
+"""Planning from `measurements.toml`: measured figures replace entered ones, each labelled.
+
+Per configuration and target card:
+- measured on the same card model → `measured on <device>`;
+- measured on another catalog card → `scaled from <device>` (step time by the roofline rule of
+  `planner.figures.scaling`; memory carried over unchanged: same dtype, same batch);
+- measured on a device with no known peak (a CPU) → the step time is `analytic` (counted
+  FLOPs at an assumed MFU: a CPU timing says nothing about a GPU) and the memory is the
+  fake-tensor estimate, labelled as one.
+The micro-batch comes from the measurement's search when it sized for this very card, else
+from the measured peak and its per-sample growth; a reduction keeps the effective batch and
+is written into the plan's decisions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from typing import TYPE_CHECKING, Any
+
+from planner.errors import InputError
+from planner.figures.multicard import multi_card
+from planner.figures.scaling import analytic_step_time, planned_on, scale_step_time
+from planner.spec.catalog import Card, Catalog
+from planner.spec.costs import Estimate, Figure
+from planner.spec.matrix import Config, memory_budget
+from planner.spec.measure import MeasureSpec
+from planner.spec.preset import Preset, Training
+
+if TYPE_CHECKING:
+    from planner.figures.measurements import ConfigMeasurement, Measurements
+
+
+def spec_of(preset: Preset) -> MeasureSpec | None:
+    """The preset's measurement section, if any."""
+    workload = preset.training or preset.embedding
+    return getattr(workload, "measure", None)
+
+
+def require_spec(preset: Preset, source: str | None = None) -> MeasureSpec:
+    """The measurement section `measure` needs, or an InputError saying what to add."""
+    kind = preset.campaign.kind
+    spec = spec_of(preset)
+    if spec is None:
+        raise InputError(f"no measurement section: add [{kind}.measure] with reference = "
+                         "\"transformer\" (or \"encoder\") and its sizes, or factory = "
+                         "\"package.module:function\"", file=source, field=f"{kind}.measure")
+    if spec.dtype == "fp8":
+        raise InputError("fp8 steps are not measured here (they need a model written for "
+                         "fp8 kernels): measure bf16", file=source, field=f"{kind}.measure.dtype")
+    return spec
+
+
+def workload_settings(preset: Preset) -> dict[str, Any]:
+    """What a measurement depends on, besides each configuration's factors."""
+    spec = spec_of(preset)
+    out: dict[str, Any] = {"kind": preset.campaign.kind,
+                           "spec": spec.model_dump(mode="json") if spec else None}
+    t, e = preset.training, preset.embedding
+    if t is not None:
+        out.update(micro_batch=t.micro_batch, accumulation=t.accumulation,
+                   cards_per_run=t.cards_per_run)
+    if e is not None:
+        out.update(truncation=e.truncation_tokens, longest=e.lengths.max, batching=e.batching,
+                   batch_size=e.batch_size, token_budget=e.token_budget)
+    # Timing repetitions do not change what is measured.
+    if out["spec"]:
+        for k in ("warmup_steps", "steps"):
+            out["spec"].pop(k, None)
+    return out
+
+
+def workload_fingerprint(preset: Preset) -> str:
+    """SHA-256 of `workload_settings`."""
+    text = json.dumps(workload_settings(preset), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def check_matches(preset: Preset, m: Measurements) -> list[str]:
+    """Refuse measurements of another workload; warnings for lesser mismatches."""
+    if m.kind != preset.campaign.kind:
+        raise InputError(f"measured a {m.kind} campaign, the preset is {preset.campaign.kind}",
+                         file=m.file, field="kind")
+    if m.workload.fingerprint != workload_fingerprint(preset):
+        raise InputError("measured with other workload settings (measurement section, "
+                         "micro-batch, accumulation) than the preset's: measure again",
+                         file=m.file, field="workload.fingerprint")
+    warnings: list[str] = []
+    if preset.training is not None:
+        t = preset.training
+        wanted = {"baseline": t.baseline.factors,
+                  **{v.name: {**t.baseline.factors, **v.changes} for v in t.variants}}
+        for i, cm in enumerate(m.configs):
+            if cm.config not in wanted:
+                warnings.append(f"measurements of {cm.config!r} ignored: the preset has no such "
+                                "configuration")
+            elif cm.factors != wanted[cm.config]:
+                raise InputError(f"{cm.config} was measured with factors {cm.factors}, the "
+                                 f"preset has {wanted[cm.config]}: measure again",
+                                 file=m.file, field=f"configs[{i}].factors")
+    if m.partial:
+        warnings.append(f"{m.file or 'the measurements'} is partial (stopped early): "
+                        "configurations not measured keep their previous figures")
+    return warnings
+
+
+def _device_card(m: Measurements, catalog: Catalog) -> str:
+    return m.device.card if m.device.card in catalog.cards else ""
+
+
+def memory_figure(cm: ConfigMeasurement, m: Measurements, card_key: str,
+                  catalog: Catalog) -> Figure:
+    """The peak memory figure of a configuration, labelled for `card_key`."""
+    mem = cm.memory
+    if mem.method == "fake-tensor":
+        parts = ", ".join(f"{k} {getattr(mem, k + '_gib'):.2f}" for k in
+                          ("weights", "gradients", "optimizer", "activations")
+                          if getattr(mem, k + "_gib") is not None)
+        return Figure(value=mem.peak_gib, source="measured", card=card_key,
+                      device=f"{m.device.name} (fake-tensor estimate)",
+                      note=f"estimate at micro-batch {cm.micro_batch}, torch MemTracker under "
+                           f"FakeTensorMode: {parts} GiB; allocator overhead not included")
+    same = _device_card(m, catalog) == card_key
+    note = (f"max_memory_reserved at micro-batch {cm.micro_batch} (allocated "
+            f"{mem.allocated_gib or 0:.2f} GiB, {mem.num_alloc_retries or 0} allocator retries)")
+    if not same:
+        note += "; carried over unchanged (same dtype and batch): allocator and library " \
+                "workspaces differ between cards"
+    return Figure(value=mem.peak_gib, source="measured" if same else "scaled", card=card_key,
+                  device=m.device.name, note=note)
+
+
+def step_figure(cm: ConfigMeasurement, m: Measurements, card_key: str, card: Card,
+                catalog: Catalog, estimate: Estimate = "cautious") -> Figure | None:
+    """The step time figure of a configuration on `card_key` (None: nothing usable),
+    derived from the measurement (its anchor) whatever card was planned before."""
+    if cm.step_time is None:
+        return None
+    st = cm.step_time
+    src_key = _device_card(m, catalog)
+    if src_key == card_key:
+        mfu = f"; MFU {cm.mfu:.0%}" if cm.mfu is not None else ""
+        return Figure(value=st.median_s, source="measured", card=card_key, device=m.device.name,
+                      note=f"median of {st.steps} steps (p10 {st.p10_s:.4g} s, p90 "
+                           f"{st.p90_s:.4g} s) at micro-batch {cm.micro_batch} × "
+                           f"{cm.accumulation}{mfu}")
+    if src_key:
+        span = scale_step_time(st.median_s, cm.flops_per_step, src_key, card_key, catalog,
+                               m.dtype)
+        return Figure(value=span.pick(estimate), source="scaled", card=card_key,
+                      device=m.device.name, low=span.fast, high=span.slow,
+                      note=f"measured {st.median_s:.4g} s on {src_key}; {span.note}; "
+                           f"{planned_on(estimate)}")
+    if not cm.flops_per_step:
+        return None
+    span = analytic_step_time(cm.flops_per_step, card_key, catalog, m.dtype)
+    return Figure(value=span.pick(estimate), source="analytic", card=card_key, low=span.fast,
+                  high=span.slow,
+                  note=f"{span.note}; a {m.device.kind} timing ({st.median_s:.4g} s on "
+                       f"{m.device.name}) does not transfer to {card.name}; "
+                       f"{planned_on(estimate)}")
+
+
+def merge_measurements(old: Measurements | None, new: Measurements) -> Measurements:
+    """`new`, with the configurations it did not time taken from `old` when both measured
+    the same workload on the same device: a cancelled measurement replaces only what it
+    measured, the rest keeps its previous figures."""
+    if (old is None or not new.partial or old.workload.fingerprint != new.workload.fingerprint
+            or old.device != new.device or old.dtype != new.dtype):
+        return new
+    timed = set(measured_configs(new))
+    kept = [c for c in old.configs if c.step_time is not None and c.config not in timed]
+    mine = [c for c in new.configs if c.config in timed]
+    return new.model_copy(update={"configs": mine + kept})
+
+
+def measured_configs(m: Measurements) -> list[str]:
+    """Configurations the measurements time (a cancelled run leaves some out or untimed)."""
+    return [c.config for c in m.configs if c.step_time is not None]
+
+
+def choose_batch(cm: ConfigMeasurement, training: Training, card_key: str,
+                 budget: float) -> tuple[int, int, float, bool, str, str]:
+    """(micro_batch, accumulation, peak, fits, reason, how) for one configuration."""
+    per_card = training.micro_batch * training.accumulation
+    at, peak_at = cm.micro_batch, cm.memory.peak_gib
+    slope = cm.memory.per_sample_gib
+    b = cm.batch
+    if b is not None and b.card == card_key:
+        how = (f"largest micro-batch that fits is {b.largest}"
+               f"{'+' if b.largest >= b.limit else ''} by a {b.method} batch search")
+        if b.micro_batch and b.accumulation:
+            peak = peak_at + (b.micro_batch - at) * (slope or 0.0)
+            if peak <= budget:
+                return b.micro_batch, b.accumulation, peak, True, "", how
+            return (b.micro_batch, b.accumulation, peak, False,
+                    f"peak {peak:.1f} GiB at micro-batch {b.micro_batch} × {b.accumulation} "
+                    f"is over the {budget:.1f} GiB usable on {card_key}", how)
+        return (training.micro_batch, training.accumulation, peak_at, False,
+                f"not even micro-batch 1 fits {card_key} ({budget:.1f} GiB usable) by a "
+                f"{b.method} batch search", how)
+    for d in sorted((d for d in range(1, training.micro_batch + 1) if per_card % d == 0),
+                    reverse=True):
+        if d != at and slope is None:
+            continue
+        est = peak_at + (d - at) * (slope or 0.0)
+        if est <= budget:
+            return d, per_card // d, est, True, "", (
+                f"estimated from the measured peak {peak_at:.2f} GiB at micro-batch {at}"
+                + (f" and {slope:.3g} GiB per sample" if slope else ""))
+    return (training.micro_batch, training.accumulation, peak_at, False,
+            f"measured peak {peak_at:.1f} GiB at micro-batch {at} leaves no micro-batch that "
+            f"divides the per-card batch {per_card} under {budget:.1f} GiB usable on "
+            f"{card_key}", "")
+
+
+def apply_training(preset: Preset, training: Training, cfgs: list[Config], m: Measurements,
+                   card_key: str, card: Card, catalog: Catalog,
+                   estimate: Estimate = "cautious"
+                   ) -> tuple[list[Config], list[str], list[str]]:
+    """The configurations with measured figures; notes for the decisions; warnings. A
+    configuration the measurements did not time keeps its previous figures whole."""
+    budget = memory_budget(card, preset.overheads)
+    measured = m.by_config()
+    out: list[Config] = []
+    notes: list[str] = []
+    warnings: list[str] = []
+    for cfg in cfgs:
+        cm = measured.get(cfg.name)
+        if cm is None or (m.partial and cm.step_time is None):
+            warnings.append(f"{cfg.name} is not in the measurements: its previous figures are "
+                            "kept")
+            out.append(cfg)
+            continue
+        mc = multi_card(card, training.cards_per_run, cm.trainable_params)
+        mb, acc, peak, fits, reason, how = choose_batch(
+            cm, training, card_key, budget - (mc.extra_gib if mc else 0.0))
+        step = step_figure(cm, m, card_key, card, catalog, estimate)
+        if mc is not None:
+            peak += mc.extra_gib
+            notes.append(f"{cfg.name}: {mc.cards} cards per run: {mc.time_note()}; "
+                         f"{mc.memory_note()}")
+            if step is not None:
+                step = step.model_copy(update={"value": step.value + mc.allreduce_s,
+                                               "note": f"{step.note}; {mc.time_note()}"})
+        if step is None:
+            warnings.append(f"{cfg.name}: no usable step time in the measurements: the "
+                            "entered one is kept")
+            step = cfg.step_time
+        elif (mb, acc) != (cm.micro_batch, cm.accumulation):
+            step = step.model_copy(update={"note": step.note + f"; assumed unchanged at "
+                                           f"micro-batch {mb} × {acc} (same samples per step)"})
+        decision = ""
+        if fits and mb < training.micro_batch:
+            decision = (f"{cfg.name}: micro-batch {mb} × accumulation {acc} keeps the "
+                        f"effective batch {training.rule_batch} on {card_key} ({how}; planned "
+                        f"peak {peak:.2f} of {budget:.1f} GiB)")
+        elif fits and how:
+            notes.append(f"{cfg.name}: micro-batch {mb} × accumulation {acc} kept on "
+                         f"{card_key} ({how}; planned peak {peak:.2f} of {budget:.1f} GiB)")
+        warnings += [f"{cfg.name}: {flag}" for flag in cm.flags]
+        out.append(dataclasses.replace(
+            cfg, step_time=step, peak_memory=memory_figure(cm, m, card_key, catalog),
+            micro_batch=mb, accumulation=acc, peak_gib=peak, fits=fits, reason=reason,
+            decision=decision))
+    return out, notes, warnings
+
+
+def apply_embedding(preset: Preset, m: Measurements, card_key: str, card: Card,
+                    catalog: Catalog, estimate: Estimate = "cautious"
+                    ) -> tuple[Preset, list[str]]:
+    """The preset with its throughput replaced by the measured (or scaled) one."""
+    e = preset.embedding
+    assert e is not None
+    cm = m.by_config().get("embedding")
+    if cm is None or not cm.tokens_per_step:
+        return preset, ["the measurements hold no embedding batch: the entered throughput "
+                        "is kept"]
+    step = step_figure(cm, m, card_key, card, catalog, estimate)
+    if step is None:
+        return preset, ["the embedding batch was not timed: the entered throughput is kept"]
+    fig = step.model_copy(update={
+        "value": cm.tokens_per_step / step.value,
+        "low": cm.tokens_per_step / step.high if step.high else None,
+        "high": cm.tokens_per_step / step.low if step.low else None,
+        "note": f"{cm.tokens_per_step} padded tokens per batch ÷ step time; {step.note}"})
+    warnings = []
+    budget = memory_budget(card, preset.overheads)
+    if cm.memory.peak_gib > budget:
+        warnings.append(f"the longest batch peaks at {cm.memory.peak_gib:.1f} GiB, over the "
+                        f"{budget:.1f} GiB usable on {card_key}: lower the token budget")
+    new = e.model_copy(update={"throughput_tokens_per_s": fig})
+    return preset.model_copy(update={"embedding": new}), warnings

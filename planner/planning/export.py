@@ -1,0 +1,74 @@
+"""Writing `plan.toml` and `order.toml`: deterministic text, atomic files."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from planner.errors import InputError, from_validation
+from planner.planning.order import Order
+from planner.planning.plan import Plan
+from planner.planning.replace import replace_together
+from planner.tomlio import dumps, read_toml
+
+HEADER_PLAN = ("# campaign-planner plan: runs in plan order, times in hours from the window's "
+               "start.\n# Run it on the rented machine; every figure's provenance is in "
+               "[assumptions].\n\n")
+HEADER_ORDER = "# campaign-planner rental order matching the plan with the same plan_id.\n\n"
+
+
+def plan_toml(plan: Plan) -> str:
+    """`plan.toml` text; the same plan always gives the same bytes."""
+    return HEADER_PLAN + dumps(plan.model_dump(mode="json"))
+
+
+def order_toml(order: Order) -> str:
+    """`order.toml` text."""
+    return HEADER_ORDER + dumps({"order": order.model_dump(mode="json")})
+
+
+def write_exports(out_dir: str | Path, plan: Plan, order: Order, *,
+                  force: bool = False, extra: Sequence[Path] = ()) -> list[Path]:
+    """Write both files into `out_dir`, with the finished files `extra` (a corpus's shard
+    list) moved in beside them, as a unit: all are replaced, or none (a full disk, a file
+    that would be overwritten without `force`)."""
+    out = Path(out_dir).expanduser()  # as given: a relative folder is shown relative
+    targets = [(out / "plan.toml", plan_toml(plan)), (out / "order.toml", order_toml(order))]
+    moves = [(out / p.name, p) for p in extra]
+    replace_together(out, targets, moves, force=force)
+    return [p for p, _ in targets] + [p for p, _ in moves]
+
+
+def _number_problem(data: Any, where: str = "") -> tuple[str, str] | None:
+    """The first number in an edited plan no arithmetic should meet: not finite, or huge."""
+    if isinstance(data, dict):
+        items: Any = ((f"{where}.{k}" if where else str(k), v) for k, v in data.items())
+    elif isinstance(data, list):
+        items = ((f"{where}[{i}]", v) for i, v in enumerate(data))
+    elif isinstance(data, float) and not math.isfinite(data):
+        return where, "not a finite number"
+    elif isinstance(data, int | float) and not isinstance(data, bool) and abs(data) > 1e15:
+        return where, "a number far beyond any plan's"
+    else:
+        return None
+    for key, value in items:
+        found = _number_problem(value, key)
+        if found:
+            return found
+    return None
+
+
+def read_plan(path: str | Path) -> Plan:
+    """A `plan.toml` read back into a Plan; errors name the file and the field."""
+    data = read_toml(path)
+    problem = _number_problem(data)
+    if problem:
+        raise InputError(problem[1], file=path, field=problem[0])
+    try:
+        return Plan.model_validate(data)
+    except ValidationError as exc:
+        raise from_validation(exc, path) from None

@@ -1,0 +1,277 @@
+"""The fast packer: plain Python, for live replans and machines without an optimizer.
+
+A packing is built from a priority order by placing each run, in turn, at the earliest
+time its cards are free for its whole duration, idle gaps left earlier included (backfill).
+Several orders are tried and the best by the objective (`planner.planning.packing.score`) is kept:
+
+- one seed layer at a time, longest first (runs on more cards before runs on fewer), then the
+  evaluations: earlier seeds end up first on their cards, so a window cut short still holds
+  complete sets;
+- the preset's own order, with backfill;
+- today's list scheduler (`planner.planning.schedule.schedule`), so the result is never
+  worse than it;
+
+and, when a run is still left out, a bounded local search over the order (a run left out is
+moved ahead of others, or swapped with one placed), which moves runs between cards.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+
+from planner.planning.packing import EPS_H, Job, Key, capacity_bound, runnable, score
+from planner.planning.schedule import Placement, schedule
+
+# Orders tried by the local search, across all moves: enough for campaigns of tens of runs,
+# and shrinking with size so a thousand-run matrix replans in milliseconds.
+_SEARCH_WORK = 2000
+_SEARCH_CAP = 60
+
+
+class _Cards:
+    """Free time on each card: when it is free for good, and the idle gaps before that."""
+
+    def __init__(self, n: int) -> None:
+        self.tail = [0.0] * n
+        self.gaps: list[list[tuple[float, float]]] = [[] for _ in range(n)]
+        self.n_gaps = 0
+
+    def _one(self, d: float, ready: float, limit: float) -> tuple[float, int, int] | None:
+        """(start, card, gap index or -1) of the earliest place for a 1-card run."""
+        best: tuple[float, float, int, int] | None = None
+        if self.n_gaps:
+            for c, gl in enumerate(self.gaps):
+                for gi, (s, e) in enumerate(gl):
+                    st = s if s > ready else ready
+                    if st + d <= e + EPS_H:
+                        cand = (st, e - st - d, c, gi)
+                        if best is None or cand < best:
+                            best = cand
+                        break
+        tail = self.tail
+        lo = min(tail)
+        if ready <= lo:
+            st, c = lo, tail.index(lo)
+        else:
+            # Several cards are free by `ready`: the one freed last leaves the least idle.
+            c = max((c for c in range(len(tail)) if tail[c] <= ready),
+                    key=tail.__getitem__, default=-1)
+            if c < 0:
+                st, c = lo, tail.index(lo)
+            else:
+                st = ready
+        cand = (st, math.inf, c, -1)
+        if best is None or cand < best:
+            best = cand
+        if best[0] + d > limit + EPS_H:
+            return None
+        return best[0], best[2], best[3]
+
+    def _free_over(self, c: int, t: float, d: float) -> tuple[float, int] | None:
+        """(idle before t, gap index or -1) when card c is free over [t, t + d]."""
+        if self.tail[c] <= t + EPS_H:
+            return t - self.tail[c], -1
+        for gi, (s, e) in enumerate(self.gaps[c]):
+            if s <= t + EPS_H and t + d <= e + EPS_H:
+                return t - s, gi
+            if s > t:
+                break
+        return None
+
+    def _many(self, k: int, d: float, ready: float, limit: float
+              ) -> tuple[float, list[tuple[int, int]]] | None:
+        """(start, [(card, gap index or -1)]) of the earliest place for a k-card run."""
+        n = len(self.tail)
+        if self.n_gaps:
+            times = {ready, *(t for t in self.tail if t > ready)}
+            times.update(s for gl in self.gaps for s, _ in gl if s > ready)
+        else:
+            times = {max(ready, sorted(self.tail)[k - 1])}
+        for t in sorted(times):
+            if t + d > limit + EPS_H:
+                return None
+            free = []
+            for c in range(n):
+                got = self._free_over(c, t, d)
+                if got is not None:
+                    free.append((got[0], c, got[1]))
+            if len(free) >= k:
+                # The cards freed last before t: a multi-card run leaves the least idle.
+                free.sort()
+                return t, [(c, gi) for _, c, gi in free[:k]]
+        return None
+
+    def place(self, job: Job, ready: float, limit: float) -> Placement | None:
+        """Put `job` at its earliest place at or after `ready`; None when it cannot end by
+        `limit`."""
+        d, k = job.duration, job.cards
+        if k > len(self.tail) or not math.isfinite(d) or ready + d > limit + EPS_H:
+            return None
+        if k == 1:
+            one = self._one(d, ready, limit)
+            if one is None:
+                return None
+            start, card, gi = one
+            self._take(card, gi, start, start + d)
+            return Placement(start, start + d, (card,))
+        many = self._many(k, d, ready, limit)
+        if many is None:
+            return None
+        start, taken = many
+        for card, gi in taken:
+            self._take(card, gi, start, start + d)
+        return Placement(start, start + d, tuple(sorted(c for c, _ in taken)))
+
+    def _take(self, c: int, gi: int, start: float, end: float) -> None:
+        gl = self.gaps[c]
+        if gi < 0:
+            if start > self.tail[c] + EPS_H:
+                gl.append((self.tail[c], start))
+                self.n_gaps += 1
+            self.tail[c] = max(self.tail[c], end)
+            return
+        s, e = gl.pop(gi)
+        self.n_gaps -= 1
+        pieces = [(a, b) for a, b in ((s, start), (end, e)) if b - a > EPS_H]
+        gl[gi:gi] = pieces
+        self.n_gaps += len(pieces)
+
+
+def serial(jobs: Sequence[Job], order: Sequence[int], n_cards: int, horizon: float
+           ) -> list[Placement | None]:
+    """Place jobs in `order`, each at its earliest place; an evaluation whose training run
+    is not placed (yet) is left out."""
+    cards = _Cards(n_cards)
+    out: list[Placement | None] = [None] * len(jobs)
+    for i in order:
+        job = jobs[i]
+        ready = 0.0
+        if job.after >= 0:
+            before = out[job.after]
+            if before is None:
+                continue
+            ready = before.end
+        out[i] = cards.place(job, ready, horizon)
+    return out
+
+
+def layered(jobs: Sequence[Job]) -> list[int]:
+    """Seed layer by seed layer, longest (and widest) first; evaluations last."""
+    matrix = sorted((i for i, j in enumerate(jobs) if j.matrix),
+                    key=lambda i: (jobs[i].seed, -jobs[i].cards, -jobs[i].duration, i))
+    evals = sorted((i for i, j in enumerate(jobs) if not j.matrix),
+                   key=lambda i: (jobs[jobs[i].after].seed if jobs[i].after >= 0 else 0, i))
+    return matrix + evals
+
+
+def _list_scheduler(jobs: Sequence[Job], n_cards: int, horizon: float
+                    ) -> list[Placement | None]:
+    """Today's list scheduler, in the given order (the floor the fast packer never goes
+    below)."""
+    return schedule([j.duration for j in jobs], [j.cards for j in jobs], n_cards, horizon,
+                    [j.after for j in jobs])
+
+
+def _counts_max(key: Key, best: tuple[int, int, int]) -> bool:
+    return (key[0], key[1], key[2]) >= best
+
+
+def pack_fast(jobs: Sequence[Job], n_cards: int, horizon: float) -> list[Placement | None]:
+    """The best packing the fast packer finds for the objective."""
+    if not jobs:
+        return []
+    ok = runnable(jobs, n_cards, horizon)
+    # True upper bounds on each count: reaching them ends the search early.
+    ceiling = (
+        _sets_ceiling(jobs, ok, n_cards * horizon),
+        min(sum(1 for j, r in zip(jobs, ok, strict=True) if r and j.matrix),
+            capacity_bound(jobs, n_cards, horizon)),
+        sum(1 for j, r in zip(jobs, ok, strict=True) if r and not j.matrix),
+    )
+    start = layered(jobs)
+    first = serial(jobs, start, n_cards, horizon)
+    if _counts_max(score(jobs, first), ceiling):
+        return first  # every run that can run is placed: nothing to compare
+    tried = [(first, start),
+             (serial(jobs, range(len(jobs)), n_cards, horizon), list(range(len(jobs)))),
+             (_list_scheduler(jobs, n_cards, horizon), None)]
+    floor = score(jobs, tried[-1][0])
+    scored = [(score(jobs, p), -n, p, o) for n, (p, o) in enumerate(tried)]
+    key, _, best, order = max((t for t in scored if _dominates(t[0], floor)),
+                              key=lambda t: (t[0], t[1]))
+    if _counts_max(key, ceiling):
+        return best
+    budget = min(_SEARCH_CAP, _SEARCH_WORK // len(jobs))
+    if budget > 0:
+        for ckey, p, _o in _search(jobs, order or start, n_cards, horizon, key, ceiling,
+                                   budget):
+            if ckey > key and _dominates(ckey, floor):
+                key, best = ckey, p
+    return best
+
+
+def _dominates(key: Key, floor: Key) -> bool:
+    """No fewer complete seed sets and no fewer matrix runs than the list scheduler: the
+    objective may trade runs for sets, but the fast packer never goes below today's."""
+    return key[0] >= floor[0] and key[1] >= floor[1]
+
+
+def _sets_ceiling(jobs: Sequence[Job], ok: Sequence[bool], card_hours: float) -> int:
+    """Complete seed sets no schedule exceeds: each set's runs must all be able to run, and
+    the sets together must fit the window's card-hours."""
+    layers: dict[int, tuple[bool, float]] = {}
+    for j, r in zip(jobs, ok, strict=True):
+        if j.matrix:
+            fine, need = layers.get(j.seed, (True, 0.0))
+            layers[j.seed] = (fine and r, need + (j.duration * j.cards if r else 0.0))
+    sets, used = 0, 0.0
+    for seed in sorted(layers):
+        fine, need = layers[seed]
+        used += need
+        if not fine or used > card_hours + EPS_H * len(jobs):
+            break
+        sets += 1
+    return sets
+
+
+def _moves(order: list[int], u: int, lo: int, pos: int) -> Iterator[list[int]]:
+    """Orders with `u` (at `pos`) moved ahead to each place from `lo`, then swapped with
+    each run there: built one at a time, as the search budget allows."""
+    for p in range(lo, pos):
+        yield [*order[:p], u, *order[p:pos], *order[pos + 1:]]
+    for p in range(lo, pos):
+        swapped = list(order)
+        swapped[p], swapped[pos] = u, order[p]
+        yield swapped
+
+
+def _search(jobs: Sequence[Job], order: list[int], n_cards: int, horizon: float, key: Key,
+            ceiling: tuple[int, int, int], budget: int
+            ) -> list[tuple[Key, list[Placement | None], list[int]]]:
+    """First-improvement local search over the order: each run left out is moved ahead of
+    every other run, or swapped with one, while the objective improves."""
+    found: list[tuple[Key, list[Placement | None], list[int]]] = []
+    placed = serial(jobs, order, n_cards, horizon)
+    improved = True
+    while improved and budget > 0 and not _counts_max(key, ceiling):
+        improved = False
+        left = [i for i in order if placed[i] is None and (
+            jobs[i].after < 0 or placed[jobs[i].after] is not None)]
+        for u in left:
+            pos = order.index(u)
+            lo = order.index(jobs[u].after) + 1 if jobs[u].after >= 0 else 0
+            for cand in _moves(order, u, lo, pos):
+                if budget <= 0:
+                    return found
+                budget -= 1
+                got = serial(jobs, cand, n_cards, horizon)
+                ckey = score(jobs, got)
+                if ckey > key:
+                    key, order, placed = ckey, cand, got
+                    found.append((key, got, cand))
+                    improved = True
+                    break
+            if improved:
+                break
+    return found

@@ -1,0 +1,338 @@
+"""The Plan: what every front end shows, and what `plan.toml` holds."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Self
+
+from pydantic import Field, field_validator, model_validator
+
+from planner.corpus.outputs import CorpusPlan
+from planner.spec import bounds
+from planner.spec.base import Lax
+from planner.spec.costs import Figure, MeasuredFrom
+from planner.spec.paths import check_run_id, check_run_path
+from planner.spec.preset import FactorValue, Overheads
+
+
+class PlanCampaign(Lax):
+    """The rental and its usable window."""
+
+    id: str
+    """Stable campaign id: carried by every run id, checkpoint folder and export name."""
+    name: str
+    """Campaign name from the preset."""
+    kind: Literal["ablation", "embedding", "adaptation"]
+    """Campaign kind."""
+    created: str
+    """When the plan was made (ISO 8601)."""
+    card: str
+    """Card model (catalog key)."""
+    card_name: str
+    """Card model in full."""
+    cards: int = Field(ge=1, le=4096)
+    """Cards rented."""
+    window_hours: float = Field(gt=0, le=bounds.HOURS)
+    """Rental window."""
+    usable_hours: float
+    """Window less the stack check at the start and the safety margin at the end."""
+    usable_from_h: float = Field(ge=0, le=bounds.HOURS)
+    """Hour the first run may start (after the stack check)."""
+    usable_until_h: float = Field(ge=0, le=bounds.HOURS)
+    """Hour every run must have ended by (before the safety margin)."""
+    fingerprint: str
+    """SHA-256 of the preset's canonical form."""
+    price_per_card_hour: float | None = None
+    """Price of one card-hour, when known."""
+    currency: str = "USD"
+    """Currency of the price."""
+
+
+class ConfigFigures(Lax):
+    """Figures behind one configuration, each with its provenance."""
+
+    config: str
+    """`baseline` or the variant's name."""
+    step_time_s: Figure
+    """Seconds per optimizer step."""
+    peak_memory_gib: Figure
+    """Peak device memory at the workload's micro-batch."""
+    planned_peak_gib: float
+    """Peak expected as planned (after any micro-batch reduction)."""
+    micro_batch: int
+    """Micro-batch as planned."""
+    accumulation: int
+    """Accumulation as planned."""
+    fits: bool
+    """Whether the configuration fits the card's memory."""
+
+
+class Assumptions(Lax):
+    """Every overhead and figure the plan rests on."""
+
+    overheads: Overheads
+    """Overheads from the preset."""
+    card_memory_gib: float
+    """Memory of the card."""
+    memory_budget_gib: float
+    """Memory a run may use: usable card memory less the CUDA context and the margin."""
+    figures: list[ConfigFigures] = []
+    """Training figures per configuration."""
+    throughput_tokens_per_s: Figure | None = None
+    """Embedding throughput per card."""
+    measurements: MeasuredFrom | None = None
+    """Where measured figures came from (`--measurements FILE`), when any."""
+    estimate: Literal["typical", "cautious"] = "cautious"
+    """Which end of their range scaled and analytic figures are planned on: `cautious`
+    takes the slow end (the default), `typical` the calibrated value."""
+    measured_configs: list[str] = []
+    """Configurations whose figures come from the measurements."""
+    configs_total: int = 0
+    """Configurations in the campaign (baseline and variants; 1 for an embedding)."""
+
+
+class Run(Lax):
+    """One scheduled run."""
+
+    id: str
+    """Run id: campaign id, configuration, seed (and control)."""
+    kind: Literal["train", "robustness", "embed"]
+    """Training run, robustness evaluation, or embedding shard."""
+    variant: str
+    """`baseline` or the variant's name (embedding: `v` and the version)."""
+    factor: str
+    """The factor changed from the baseline (empty for the baseline)."""
+    value: FactorValue
+    """Its new value (empty for the baseline)."""
+    seed: int | None = None
+    """Seed (training and robustness runs)."""
+    version: int | None = None
+    """Representation version (embedding shards)."""
+    shard: int | None = None
+    """Shard index (embedding shards)."""
+    card: list[Annotated[int, Field(ge=0, lt=4096)]] = Field(min_length=1, max_length=4096)
+    """0-based indices of the cards it runs on."""
+    start_h: float = Field(ge=0, le=bounds.HOURS)
+    """Start, in hours from the window's start."""
+    end_h: float = Field(ge=0, le=bounds.HOURS)
+    """Planned end, in hours from the window's start."""
+    steps: int = Field(ge=0, le=bounds.STEPS)
+    """Optimizer steps (0 for evaluations and embedding shards)."""
+    micro_batch: int
+    """Micro-batch per card."""
+    accumulation: int
+    """Gradient accumulation."""
+    effective_batch: int
+    """micro_batch × accumulation × cards."""
+    checkpoint_dir: str
+    """Folder of this run's checkpoints, named by run id."""
+    export_name: str
+    """Name of the run's final export, carrying the run id."""
+    command: str
+    """Command that runs it, placeholders filled."""
+    resume: str
+    """Path a relaunch resumes from (its latest checkpoint)."""
+    depends_on: str = ""
+    """Run that must finish first (robustness evaluations)."""
+    max_retries: int = Field(default=0, ge=0, le=1000)
+    """Retries before the run is marked failed."""
+
+    # A plan.toml is a file people edit: what names files is checked again on reading.
+    @field_validator("id")
+    @classmethod
+    def _id(cls, v: str) -> str:
+        return check_run_id(v)
+
+    @field_validator("depends_on")
+    @classmethod
+    def _depends(cls, v: str) -> str:
+        return v and check_run_id(v)
+
+    @field_validator("checkpoint_dir", "export_name", "resume")
+    @classmethod
+    def _path(cls, v: str) -> str:
+        return check_run_path(v)
+
+
+class NotFitting(Lax):
+    """A run left out, and why."""
+
+    id: str
+    """Run id."""
+    reason: str
+    """Why it is not scheduled."""
+
+
+class TableRow(Lax):
+    """One row of the variant × seed table."""
+
+    variant: str
+    """`baseline` or the variant's name."""
+    complete_seeds: list[int]
+    """Seeds whose run of this configuration is scheduled to complete."""
+    missing_seeds: list[int]
+    """Seeds whose run does not fit."""
+
+
+class Summary(Lax):
+    """The headline figures."""
+
+    card_hours_bought: float
+    """Window × cards."""
+    reserved_hours: float
+    """Stack check plus safety margin, per card."""
+    usable_card_hours: float
+    """Usable hours × cards."""
+    busy_card_hours: float
+    """Card-hours with a run on them."""
+    idle_card_hours: float
+    """Usable card-hours with nothing on them."""
+    utilization: float
+    """Busy ÷ usable card-hours."""
+    runs_total: int
+    """Runs in the campaign (matrix, controls, or shards)."""
+    runs_scheduled: int
+    """Runs that fit."""
+    matrix_runs: int
+    """Training runs in the matrix (baseline + variants) × seeds."""
+    matrix_runs_fit: int
+    """Training runs of the matrix that fit."""
+    optimal: bool | Literal["unknown"] | None = None
+    """Whether the packing is proven optimal for the objective's counts (complete seed sets,
+    matrix runs, evaluations): true, false (the optimizer stopped with a gap), or unknown
+    (training campaigns; absent for embedding shards)."""
+    matrix_runs_upper_bound: int | None = None
+    """No schedule fits more matrix runs than this (the optimizer's bound, else card-hours;
+    training campaigns)."""
+    makespan_h: float
+    """Hour the last scheduled run ends."""
+    table: list[TableRow] = []
+    """The variant × seed table."""
+    first_complete_seed: int | None = None
+    """First seed whose whole matrix completes."""
+    first_complete_seed_end_h: float | None = None
+    """Hour that seed's last run ends."""
+    cost_total: float | None = None
+    """Price × card-hours bought, when a price is known."""
+    cost_per_matrix_run: float | None = None
+    """Total cost ÷ training runs that fit, when a price is known."""
+
+
+class BatchingFigures(Lax):
+    """Padding accounting of one batching strategy."""
+
+    strategy: Literal["original", "length-grouped"]
+    """Which strategy."""
+    batches: int
+    """Batches over the corpus."""
+    useful_tokens: int
+    """Non-padding tokens."""
+    padded_tokens: int
+    """Tokens computed, padding included."""
+    padding_fraction: float
+    """Share of padding."""
+    hours_per_version: float
+    """Card-hours ÷ cards for one pass with this strategy."""
+
+
+class EmbeddingPlan(Lax):
+    """The fixed settings and the expected counts of an embedding campaign."""
+
+    model: str
+    """Embedding model, fixed for the campaign."""
+    tokenizer: str
+    """Tokenizer, fixed."""
+    truncation_tokens: int
+    """Truncation, fixed."""
+    pooling: str
+    """Pooling, fixed."""
+    normalization: str
+    """Normalization, fixed."""
+    prompt: str = ""
+    """Text put before every document, fixed."""
+    dimensions: int | None = None
+    """Vector size the exports have (the folder's, when found while planning)."""
+    backend: str = "auto"
+    """What loads the model: `builtin` or `sentence-transformers` (named when the model's
+    folder was found while planning), `auto` when the worker decides."""
+    model_stack: str = ""
+    """The folder's module stack, when found while planning."""
+    differs_from_model: dict[str, str] = {}
+    """Settings kept although the model folder says otherwise, with the preset's reasons."""
+    settings_fingerprint: str
+    """SHA-256 over model, tokenizer, truncation, pooling, normalization, prompt, dimensions
+    and backend choice."""
+    batching: str
+    """Strategy planned."""
+    documents: int
+    """Documents per version."""
+    lengths_source: str
+    """Where the token lengths came from."""
+    strategies: list[BatchingFigures]
+    """Both strategies side by side."""
+    versions_wanted: int
+    """Representation versions asked for."""
+    versions_fit: int
+    """Complete versions that fit the window."""
+    documents_fit_first_version: int
+    """Documents of the first version that fit (all of them when it fits)."""
+    model_sha256: str = ""
+    """SHA-256 of the model's weights file, when found while planning with --corpus."""
+    tokenizer_sha256: str = ""
+    """SHA-256 of the tokenizer.json that counted the tokens, when found."""
+    shards: int = 0
+    """Shards per version: export files (estimated without a scanned corpus)."""
+    shard_documents: int = 0
+    """Documents per shard at most."""
+    batch_size: int = 0
+    """Documents per batch in original order."""
+    token_budget: int = 0
+    """Padded tokens per batch when grouped by length (at most `batch_size` documents)."""
+    budget_note: str = ""
+    """Where the batch sizes come from, and why."""
+    export_layout: str = ""
+    """Where each version's shard files and manifest are written."""
+    corpus: CorpusPlan | None = None
+    """The scanned corpus and its shard list (planned with --corpus)."""
+
+
+class AdaptationPlan(Lax):
+    """What an adaptation campaign keeps associated in every run."""
+
+    base_model: str
+    """The pretrained model adapted."""
+    trained_parameters: str
+    """`full` or `adapter`."""
+    dataset: str
+    """The adaptation dataset."""
+
+
+class Plan(Lax):
+    """A planned campaign."""
+
+    campaign: PlanCampaign
+    """The rental."""
+    assumptions: Assumptions
+    """What the plan rests on."""
+    runs: list[Run]
+    """Scheduled runs, in plan order."""
+    not_fitting: list[NotFitting]
+    """Runs left out, with reasons."""
+    decisions: list[str] = []
+    """Documented changes the planner made (micro-batch reductions)."""
+    warnings: list[str] = []
+    """Things the user should know before ordering."""
+    summary: Summary
+    """Headline figures."""
+    embedding: EmbeddingPlan | None = None
+    """Embedding settings and counts (embedding campaigns)."""
+    adaptation: AdaptationPlan | None = None
+    """Base model, trained parameters and dataset (adaptation campaigns)."""
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> Self:
+        seen: set[str] = set()
+        for i, run in enumerate(self.runs):
+            if run.id in seen:
+                raise ValueError(f"@runs[{i}].id: run id {run.id} is used twice")
+            seen.add(run.id)
+        return self

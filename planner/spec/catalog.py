@@ -1,0 +1,167 @@
+"""The card catalog: card models and their facts, shipped as `presets/cards.toml`."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError, field_validator
+
+from planner.errors import InputError, from_validation
+from planner.spec import bounds
+from planner.spec.base import Strict
+from planner.tomlio import parse_toml, read_toml
+
+Dtype = Literal["fp32", "tf32", "bf16", "fp16", "fp8"]
+
+
+class Card(Strict):
+    """One card model and its datasheet facts (dense tensor figures)."""
+
+    name: str
+    """Full product name."""
+    short: str = ""
+    """A short name that still tells the card apart, e.g. `A100 PCIe 40GB` (the full name
+    less `NVIDIA ` when not given)."""
+    architecture: str
+    """GPU architecture, e.g. Ampere, Ada Lovelace, Hopper."""
+    chip: str = ""
+    """GPU die, e.g. GA102."""
+    compute_capability: str = Field(pattern=bounds.VERSION_DIGITS)
+    """CUDA compute capability, e.g. "8.6" (sm_86)."""
+    memory_gib: float = Field(gt=0)
+    """Device memory, nominal size as sold, treated as GiB."""
+    memory_type: str = ""
+    """Memory technology, e.g. GDDR6, HBM3."""
+    bandwidth_gbps: float = Field(gt=0)
+    """Memory bandwidth in decimal GB/s."""
+    fp32_tflops: float = Field(gt=0)
+    """Plain (non-tensor) FP32 TFLOPS."""
+    tf32_tflops: float = Field(ge=0)
+    """Dense TF32 tensor TFLOPS."""
+    bf16_tflops: float = Field(ge=0)
+    """Dense BF16/FP16 tensor TFLOPS with FP32 accumulate."""
+    fp8_tflops: float = Field(default=0.0, ge=0)
+    """Dense FP8 tensor TFLOPS; 0 where the card has no FP8 tensor cores."""
+    tdp_w: float = Field(gt=0)
+    """Board power in watts."""
+    interconnect: str = ""
+    """Card-to-card and host links."""
+    usable_memory_gib: float | None = Field(default=None, gt=0)
+    """Memory one process can allocate, as the driver reports it (torch's `total_memory`):
+    below `memory_gib` by the driver's reservation and, with ECC on, by the check bits. None:
+    taken as `memory_gib` (a user's card)."""
+    context_gib: float = Field(default=0.75, ge=0)
+    """Device memory each process spends outside torch's allocator (CUDA context, loaded
+    kernels, library handles): a memory cap does not cover it."""
+    memory_source: str = ""
+    """Where `usable_memory_gib` comes from, and in which ECC state."""
+    pcie_gbps: float = Field(default=0.0, ge=0)
+    """Host link bandwidth, bidirectional total in GB/s (datasheet)."""
+    nvlink_gbps: float = Field(default=0.0, ge=0)
+    """NVLink bandwidth per card, bidirectional total in GB/s; 0 without NVLink."""
+    nvlink_cards: int = Field(default=0, ge=0)
+    """Most cards NVLink joins: 2 for a bridge, 8 for an HGX board; more go over PCIe."""
+    min_cuda: str = Field(pattern=bounds.VERSION_DIGITS)
+    """First CUDA toolkit that targets this compute capability."""
+    min_pytorch: str = Field(pattern=bounds.VERSION_DIGITS)
+    """First PyTorch release whose wheels carry kernels for this card."""
+    price_per_card_hour: float | None = Field(default=None, ge=0)
+    """Price of one card-hour, when the user's own catalog gives one; never shipped."""
+    uncertain: list[str] = []
+    """Fields whose value rests on a derivation or a single weak source."""
+    sources: list[str] = []
+    """Source keys in the project's GPU reference."""
+
+    @property
+    def allocatable_gib(self) -> float:
+        """GiB torch's allocator can have on this card: usable memory less the context."""
+        return (self.usable_memory_gib or self.memory_gib) - self.context_gib
+
+    @property
+    def short_name(self) -> str:
+        """`short`, or the full name without the maker's prefix."""
+        return self.short or self.name.removeprefix("NVIDIA ")
+
+    @property
+    def sm(self) -> str:
+        """The architecture tag, e.g. sm_86."""
+        return "sm_" + self.compute_capability.replace(".", "")
+
+    def peak_tflops(self, dtype: Dtype) -> float:
+        """Dense peak TFLOPS for a training dtype."""
+        return {
+            "fp32": self.fp32_tflops,
+            "tf32": self.tf32_tflops,
+            "bf16": self.bf16_tflops,
+            "fp16": self.bf16_tflops,
+            "fp8": self.fp8_tflops,
+        }[dtype]
+
+
+class Catalog(Strict):
+    """Card models by key (e.g. `a6000`)."""
+
+    cards: dict[str, Card]
+    """Card models by catalog key."""
+
+    @field_validator("cards")
+    @classmethod
+    def _keys(cls, v: dict[str, Card]) -> dict[str, Card]:
+        if not v:
+            raise ValueError("the catalog lists no card")
+        return v
+
+    def get(self, key: str, *, file: str | Path | None = None, field: str = "") -> Card:
+        """The card for `key`, or an InputError listing the known keys."""
+        try:
+            return self.cards[key]
+        except KeyError:
+            known = ", ".join(sorted(self.cards))
+            raise InputError(f"unknown card {key!r}; known cards: {known}", file=file,
+                             field=field) from None
+
+    def merged(self, other: Catalog) -> Catalog:
+        """This catalog with `other`'s cards added or replacing same-key cards."""
+        return Catalog(cards={**self.cards, **other.cards})
+
+
+def shipped_catalog_path() -> str:
+    """Where the shipped catalog lives (for messages)."""
+    return str(resources.files("presets").joinpath("cards.toml"))
+
+
+def _parse(data: dict, file: str | Path) -> Catalog:
+    try:
+        return Catalog.model_validate(data)
+    except ValidationError as exc:
+        raise from_validation(exc, file) from None
+
+
+_SHIPPED: Catalog | None = None
+
+
+def load_catalog(extra: str | Path | None = None) -> Catalog:
+    """The shipped catalog, merged with a user's catalog file when one is given."""
+    global _SHIPPED
+    if _SHIPPED is None:
+        res = resources.files("presets").joinpath("cards.toml")
+        _SHIPPED = _parse(parse_toml(res.read_bytes(), shipped_catalog_path()),
+                          shipped_catalog_path())
+    if extra is None:
+        return _SHIPPED
+    user = read_toml(extra)
+    # A user's file may price shipped cards without repeating their facts.
+    cards = user.get("cards")
+    if isinstance(cards, dict):
+        filled: dict[str, object] = {}
+        for key, value in cards.items():
+            if isinstance(value, dict) and key in _SHIPPED.cards and set(value) <= {
+                "price_per_card_hour"
+            }:
+                filled[key] = {**_SHIPPED.cards[key].model_dump(), **value}
+            else:
+                filled[key] = value
+        user = {**user, "cards": filled}
+    return _SHIPPED.merged(_parse(user, extra))
