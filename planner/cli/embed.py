@@ -125,7 +125,8 @@ def main(argv: Sequence[str]) -> int:
     except ImportError as exc:
         raise InputError(f"{exc.name} is not installed: pip install "
                          "'campaign-planner[embed]'", field="embed") from None
-    from planner.embed.encoder import load_encoder, pick_device
+    from planner.embed.encoder import load_encoder
+    from planner.embed.shared import pick_device
     from planner.embed.worker import Outcome, run
 
     e = job.embedding

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from planner.corpus.folder import PRESET_POOLING, read_folder, weights_sha256
-from planner.embed.encoder import DTYPES, fingerprint_of, pick_device
+from planner.embed.shared import DTYPES, fingerprint_of, pick_device
 from planner.errors import InputError
 
 ST_POOLING = {v: k for k, v in PRESET_POOLING.items()}

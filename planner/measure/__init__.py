@@ -10,12 +10,11 @@ is called, so the plain headless planner never loads it. Errors:
 
 from __future__ import annotations
 
-import importlib.util
-import re
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from planner.measure.base import DEVICE, MeasureOOM, MeasureUnavailable, torch_available
 from planner.measure.progress import MeasureProgress
 
 if TYPE_CHECKING:
@@ -23,27 +22,8 @@ if TYPE_CHECKING:
     from planner.spec.catalog import Catalog
     from planner.spec.preset import Preset
 
-DEVICE = re.compile(r"^(auto|cpu|cuda)(?::(\d+))?$")
-"""Device names `measure` takes: auto, cpu, cuda, cuda:N."""
-
-__all__ = ["MeasureOOM", "MeasureProgress", "MeasureUnavailable", "measure_preset",
+__all__ = ["DEVICE", "MeasureOOM", "MeasureProgress", "MeasureUnavailable", "measure_preset",
            "torch_available"]
-
-
-class MeasureUnavailable(RuntimeError):
-    """Measurement cannot run here (no torch, or no GPU when one was asked for)."""
-
-
-class MeasureOOM(RuntimeError):
-    """Out of device memory that recovery cannot get around. `partial` holds what was
-    measured before it."""
-
-    partial: Measurements | None = None
-
-
-def torch_available() -> bool:
-    """Whether torch can be imported, without importing it."""
-    return importlib.util.find_spec("torch") is not None
 
 
 def measure_preset(preset: Preset, catalog: Catalog, *, steps: int | None = None,

@@ -28,7 +28,7 @@ from typing import Any
 import torch
 
 from planner.figures.measurements import Device
-from planner.measure import DEVICE, MeasureUnavailable
+from planner.measure.base import DEVICE, MeasureUnavailable
 from planner.spec.catalog import Catalog
 
 GIB = 2**30

@@ -33,12 +33,13 @@ from planner.figures.measurements import (
 )
 from planner.figures.multicard import multi_card
 from planner.figures.scaling import card_rates, mfu_flags
-from planner.measure import MeasureOOM, MeasureProgress
 from planner.measure.backend import GIB, Backend, make_backend
+from planner.measure.base import MeasureOOM
 from planner.measure.flops import count_flops, count_params
 from planner.measure.jobs import Job, jobs
 from planner.measure.memory import Estimate, fake_estimate, forward_only, train_step
 from planner.measure.probe import OutOfMemory, Timed, fresh, made, probe, ran, timed_run
+from planner.measure.progress import MeasureProgress
 from planner.measure.record import record
 from planner.measure.search import choose, largest_micro_batch
 from planner.measure.workloads import Workload

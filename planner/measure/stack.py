@@ -118,7 +118,7 @@ def _version(v: str) -> tuple[int, ...]:
 
 def torch_facts() -> dict[str, Any] | None:
     """What the installed torch says about itself and the visible GPUs; None without torch."""
-    from planner.measure import torch_available
+    from planner.measure.base import torch_available
 
     if not torch_available():
         return None

@@ -24,7 +24,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from planner.planning.packing import EPS_H, Job, Packing, runnable, score
+from planner.planning.objective import EPS_H, Job, Packing, runnable, score
 from planner.planning.packing_fast import serial
 from planner.planning.schedule import Placement
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 
-from planner.planning.packing import EPS_H, Job, Key, capacity_bound, runnable, score
+from planner.planning.objective import EPS_H, Job, Key, capacity_bound, runnable, score
 from planner.planning.schedule import Placement, schedule
 
 # Orders tried by the local search, across all moves: enough for campaigns of tens of runs,
