@@ -8,7 +8,6 @@ publishes the new workspace on `changed`.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import threading
 from collections.abc import Callable, Iterable
 from datetime import datetime
@@ -35,11 +34,36 @@ from screens.widgets.nav import SCREENS
 MeasureFn = Callable[..., Any]
 
 
-def later(module: str, name: str) -> Callable[[], Screen[Any]]:
-    """A screen made from `module.name`, the module imported when the screen first shows."""
-    def make() -> Screen[Any]:
-        return getattr(importlib.import_module(module), name)()  # type: ignore[no-any-return]
-    return make
+# Each screen but the first is imported when first shown, so the first frame does not wait
+# for it; plain imports, so the import contracts see them.
+def _workload() -> Screen[Any]:
+    from screens.workload import WorkloadScreen
+    return WorkloadScreen()
+
+
+def _fit() -> Screen[Any]:
+    from screens.fit import FitScreen
+    return FitScreen()
+
+
+def _measure() -> Screen[Any]:
+    from screens.measure import MeasureScreen
+    return MeasureScreen()
+
+
+def _compare() -> Screen[Any]:
+    from screens.compare import CompareScreen
+    return CompareScreen()
+
+
+def _export() -> Screen[Any]:
+    from screens.export import ExportScreen
+    return ExportScreen()
+
+
+def _advise() -> Screen[Any]:
+    from screens.advise import AdviseScreen
+    return AdviseScreen()
 
 
 class PlannerApp(App[None]):
@@ -53,12 +77,8 @@ class PlannerApp(App[None]):
     # The first screen is imported with the app; the others when first shown, so the
     # first frame does not wait for them.
     MODES: ClassVar = {
-        "campaign": CampaignScreen, "workload": later("screens.workload", "WorkloadScreen"),
-        "fit": later("screens.fit", "FitScreen"),
-        "measure": later("screens.measure", "MeasureScreen"),
-        "compare": later("screens.compare", "CompareScreen"),
-        "export": later("screens.export", "ExportScreen"),
-        "advise": later("screens.advise", "AdviseScreen"),
+        "campaign": CampaignScreen, "workload": _workload, "fit": _fit, "measure": _measure,
+        "compare": _compare, "export": _export, "advise": _advise,
     }
     DEFAULT_MODE = "campaign"
     BINDINGS: ClassVar = [

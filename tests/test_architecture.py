@@ -58,18 +58,17 @@ def test_no_import_cycle() -> None:
 def test_the_terminal_ui_is_launched_by_a_plain_import() -> None:
     graph = _graph()
     assert "screens.app" in graph.find_modules_directly_imported_by("planner.cli.main")
-    # No module imports a fixed name through importlib, where the contracts cannot see
-    # it (a user's own `factory` module is a name from a file, and is imported so);
-    # `planner/__init__.py` resolves its public names lazily (PEP 562), no layer of its own.
+    # Every import between the project's modules is a plain one the contracts can see.
+    # Only two modules import by name: the package's public names, resolved lazily
+    # (PEP 562), and a user's own `factory` module, named in their preset.
+    allowed = {ROOT / "planner" / "__init__.py", ROOT / "planner" / "measure" / "workloads.py"}
     for path in [*(ROOT / "planner").rglob("*.py"), *(ROOT / "screens").rglob("*.py")]:
-        if path == ROOT / "planner" / "__init__.py":
+        if path in allowed:
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if not isinstance(node, ast.Call) or not node.args:
-                continue
-            name = getattr(node.func, "attr", getattr(node.func, "id", ""))
-            fixed = isinstance(node.args[0], ast.Constant)
-            assert not (name in {"import_module", "__import__"} and fixed), path
+            if isinstance(node, ast.Call):
+                name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+                assert name not in {"import_module", "__import__"}, path
 
 
 def test_the_public_names_resolve_and_import_planner_stays_light() -> None:

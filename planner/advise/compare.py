@@ -1,4 +1,5 @@
-"""`campaign-planner compare`: the same campaign on other card models, side by side.
+"""The comparison behind `campaign-planner compare`: the same campaign on other card
+models, side by side.
 
 Only the card changes (`planner.figures.estimates.on_card`): same preset, same data, precision and
 expected outputs. Each card's figures are derived from their anchors: the measurements when

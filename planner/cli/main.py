@@ -1,4 +1,5 @@
-"""Command-line front end: headless planning and the small helper commands.
+"""The `campaign-planner` command: the headless plan, and the dispatch to every other
+command (each in a module of this package, imported when it runs).
 
 Bad input of any kind ends with one line on stderr naming the file and the field, exit
 code 2, and nothing written.

@@ -1,4 +1,5 @@
-"""`campaign-planner check`: the stack preflight — can this torch run on the target card?
+"""The stack preflight behind `campaign-planner check`: can this torch run on the target
+card?
 
 Kernel compatibility (NVIDIA's rules for cubins and PTX): machine code (SASS) built for
 `sm_XY` runs on any card of the same major version X with minor ≥ Y (sm_86 code runs on an
