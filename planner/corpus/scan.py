@@ -2,7 +2,7 @@
 campaign's tokenizer, the longest documents, and both batching strategies counted exactly.
 
 Memory stays bounded: texts are tokenized a chunk at a time and dropped; lengths are kept
-as a histogram of exact values; ids are checked for duplicates through `corpus_ids`.
+as a histogram of exact values; ids are checked for duplicates through `planner.corpus.ids`.
 """
 
 from __future__ import annotations
