@@ -4,6 +4,7 @@ the batching."""
 from __future__ import annotations
 
 import re
+from typing import get_args
 
 from pydantic import ValidationError
 from textual.app import ComposeResult
@@ -42,6 +43,18 @@ def parse_lengths(text: str) -> TokenLengths:
 def show_lengths(lengths: TokenLengths) -> str:
     """Token lengths, each named, as `parse_lengths` reads them."""
     return " · ".join(f"{q} {getattr(lengths, q)}" for q in QUANTILES)
+
+
+POOLING: tuple[str, ...] = get_args(Embedding.model_fields["pooling"].annotation)
+"""Every pooling mode a preset may name (sentence-transformers' Pooling modes)."""
+
+BACKENDS: tuple[str, ...] = get_args(Embedding.model_fields["backend"].annotation)
+"""What may load the model (see `planner.corpus.backends`)."""
+
+
+def parse_prompt(text: str) -> str:
+    """The prompt exactly as typed: its trailing space (e5's `passage: `) is part of it."""
+    return text
 
 
 def parse_throughput(text: str) -> Figure:
@@ -84,19 +97,25 @@ class EmbeddingForm(Vertical):
                            tooltip=help_of(e, "model")).add_class("-span")
             yield FieldRow("Tokenizer", "embedding.tokenizer", state.parse_text,
                            tooltip=help_of(e, "tokenizer")).add_class("-span")
+            yield FieldRow("Prompt", "embedding.prompt", parse_prompt,
+                           tooltip=help_of(e, "prompt")).add_class("-span")
             yield FieldRow("Truncation tokens", "embedding.truncation_tokens", state.parse_int,
                            tooltip=help_of(e, "truncation_tokens"))
-            yield ChoiceRow("Pooling", "embedding.pooling", ("mean", "cls", "max", "last"),
-                            "mean", tooltip=help_of(e, "pooling"))
+            yield ChoiceRow("Pooling", "embedding.pooling", POOLING, "mean",
+                            tooltip=help_of(e, "pooling"))
             yield ChoiceRow("Normalization", "embedding.normalization", ("l2", "none"), "l2",
                             tooltip=help_of(e, "normalization"))
+            yield FieldRow("Dimensions", "embedding.dimensions", state.parse_optional_int,
+                           tooltip=help_of(e, "dimensions"))
+            yield ChoiceRow("Backend", "embedding.backend", BACKENDS, "auto",
+                            tooltip=help_of(e, "backend"))
         yield Label("Batching", classes="section")
         with Grid():
             yield ChoiceRow("Strategy", "embedding.batching", ("original", "length-grouped"),
                             "length-grouped", tooltip=help_of(e, "batching"))
             yield FieldRow("Batch size", "embedding.batch_size", state.parse_int,
                            tooltip=help_of(e, "batch_size"))
-            yield FieldRow("Token budget", "embedding.token_budget", state.parse_int,
+            yield FieldRow("Token budget", "embedding.token_budget", state.parse_optional_int,
                            tooltip=help_of(e, "token_budget"))
         yield Static("", id="fixed", classes="hint")
 
@@ -114,12 +133,18 @@ class EmbeddingForm(Vertical):
             "embedding.model": e.model, "embedding.tokenizer": e.tokenizer,
             "embedding.truncation_tokens": str(e.truncation_tokens),
             "embedding.pooling": e.pooling, "embedding.normalization": e.normalization,
+            "embedding.dimensions": str(e.dimensions) if e.dimensions else "",
+            "embedding.backend": e.backend, "embedding.prompt": e.prompt,
             "embedding.batching": e.batching, "embedding.batch_size": str(e.batch_size),
             "embedding.token_budget": str(e.token_budget) if e.token_budget else "",
         }
         for row in self.query(FieldRow):
             row.sync(values[row.path])
+        kept = "; ".join(f"{k} ({why})" for k, why in e.differs_from_model.items())
         self.query_one("#fixed", Static).update(
             f"Lengths are {e.lengths.source}; throughput is "
-            f"{e.throughput_tokens_per_s.label()}. Model, tokenizer, truncation, pooling and "
-            "normalization stay fixed across every version: changing one makes a new corpus.")
+            f"{e.throughput_tokens_per_s.label()}. Model, tokenizer, truncation, pooling, "
+            "normalization, dimensions and prompt stay fixed across every version: changing "
+            "one makes a new corpus."
+            + (f" Kept although the model folder says otherwise (differs_from_model in the "
+               f"preset file): {kept}." if kept else ""))
