@@ -132,6 +132,10 @@ class Encoder:
         torch_dtype = {"fp32": torch.float32, "bf16": torch.bfloat16,
                        "fp16": torch.float16}[dtype]
         self.net = net.to(device=self.device, dtype=torch_dtype)
+        if self.device == "cpu" and dtype == "fp32":
+            from planner.embed.cpu_gemm import pack_linears
+
+            pack_linears(self.net)
 
     def fingerprint(self, settings_fingerprint: str) -> str:
         """SHA-256 over the plan's settings, the files actually loaded, and the precision."""

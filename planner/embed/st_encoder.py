@@ -76,6 +76,10 @@ class STEncoder:
         torch_dtype = {"fp32": torch.float32, "bf16": torch.bfloat16,
                        "fp16": torch.float16}[dtype]
         self.model = model.to(dtype=torch_dtype).eval()
+        if self.device == "cpu" and dtype == "fp32":
+            from planner.embed.cpu_gemm import pack_linears
+
+            pack_linears(self.model)
         limit = self.model.max_seq_length
         if described.positions and truncation > described.positions:
             raise InputError(f"truncation {truncation} exceeds the model's "
