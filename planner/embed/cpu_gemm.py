@@ -71,6 +71,6 @@ def pack_linears(model: Any) -> int:
         except RuntimeError:
             continue
         # An instance attribute: nn.Module calls self.forward, so this one wins.
-        m.forward = types.MethodType(_packed_forward, m)
+        m.forward = types.MethodType(_packed_forward, m)  # type: ignore[method-assign]
         packed += 1
     return packed

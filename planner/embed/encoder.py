@@ -19,6 +19,7 @@ from planner.corpus_tokens import file_sha256, find_model_dir
 from planner.errors import InputError
 
 if TYPE_CHECKING:
+    from planner.embedding_spec import Embedding
     from planner.plan import EmbeddingPlan
 
 DTYPES = ("fp32", "bf16", "fp16")
@@ -65,8 +66,10 @@ def fingerprint_of(settings_fingerprint: str, **loaded: str) -> str:
     return hashlib.sha256(json.dumps(fixed, sort_keys=True).encode()).hexdigest()
 
 
-def load_encoder(e: EmbeddingPlan, *, device: str | None = None, dtype: str = "fp32") -> Any:
-    """The encoder the plan names (`builtin` or `sentence-transformers`), on `device`."""
+def load_encoder(e: EmbeddingPlan | Embedding, *, device: str | None = None,
+                 dtype: str = "fp32") -> Any:
+    """The encoder the plan (or preset) names (`builtin` or `sentence-transformers`), on
+    `device`; `auto` picks the built-in BERT where it loads the folder."""
     from planner.embed.backends import BUILTIN, ST, choose, install_hint, missing_package
     from planner.embed.folder import read_folder
 
@@ -136,6 +139,13 @@ class Encoder:
             from planner.embed.cpu_gemm import pack_linears
 
             pack_linears(self.net)
+
+    def shape_model(self) -> Any:
+        """The BERT with this model's shapes and random weights, built in the current device
+        context (meta or fake tensors), for `corpus size`'s estimates."""
+        from planner.embed.bert import Bert
+
+        return Bert(self.net.config)
 
     def fingerprint(self, settings_fingerprint: str) -> str:
         """SHA-256 over the plan's settings, the files actually loaded, and the precision."""
