@@ -32,6 +32,10 @@ class TokenLengths(Strict):
     source: Literal["entered", "scanned", "approximate"] = "entered"
     """`entered` by hand, `scanned` with the real tokenizer, or `approximate` (a declared
     approximation of token counts)."""
+    prompt_included: bool = False
+    """Whether these lengths already count the campaign's prompt before each document (as
+    `corpus scan` does when the preset has one); otherwise the planner adds the prompt's
+    tokens to every length."""
 
     @model_validator(mode="after")
     def _ordered(self) -> Self:

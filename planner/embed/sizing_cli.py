@@ -67,7 +67,7 @@ def main(argv: Sequence[str]) -> int:
     assert e is not None and e.token_budget is not None
     result = scan(args.corpus, args.id_field, args.text_field, tokenizer=e.tokenizer,
                   truncation=e.truncation_tokens, batch_size=e.batch_size,
-                  token_budget=e.token_budget, progress=not args.quiet)
+                  token_budget=e.token_budget, progress=not args.quiet, prompt=e.prompt)
     try:
         from planner.embed.encoder import load_encoder
         from planner.embed.sizing import size
