@@ -67,3 +67,33 @@ def test_the_builtin_encoder_runs_its_linears_on_onednn_on_the_cpu() -> None:
     enc = Encoder(name, name, 32, "mean", "l2", device="cpu")
     linears = [m for m in enc.net.modules() if isinstance(m, torch.nn.Linear)]
     assert linears and all(hasattr(m, "packed_weight") for m in linears)
+
+
+@pytest.mark.parametrize(("act", "approximate"), [("gelu", "none"), ("gelu_new", "tanh"),
+                                                  ("gelu_pytorch_tanh", "tanh")])
+def test_gelu_inside_the_product_equals_gelu_after_it(act: str, approximate: str) -> None:
+    lin = model()[0]
+    x = torch.randn(3, 11, 48)
+    with torch.inference_mode():
+        want = torch.nn.functional.gelu(lin(x), approximate=approximate)
+        cpu_gemm.pack_linears(lin)
+
+        def unfused(t: torch.Tensor) -> torch.Tensor:
+            raise AssertionError("the fused product should have been used")
+
+        fallback = unfused if cpu_gemm.available() else (
+            lambda t: torch.nn.functional.gelu(t, approximate=approximate))
+        got = cpu_gemm.dense_act(lin, x, act, fallback)
+    assert (got - want).abs().max().item() < 1e-5
+
+
+def test_other_activations_and_unpacked_linears_take_the_fallback() -> None:
+    lin = model()[0]
+    x = torch.randn(4, 48)
+    with torch.inference_mode():
+        plain = cpu_gemm.dense_act(lin, x, "gelu", torch.relu)  # not packed: fallback
+        assert torch.equal(plain, torch.relu(lin(x)))
+        cpu_gemm.pack_linears(lin)
+        relu = cpu_gemm.dense_act(lin, x, "relu", torch.relu)
+    want = torch.relu(torch.nn.functional.linear(x, lin.weight, lin.bias))
+    assert (relu - want).abs().max().item() < 1e-5

@@ -17,7 +17,13 @@ nothing is changed.
 from __future__ import annotations
 
 import types
+from collections.abc import Callable
 from typing import Any
+
+# GELU activations oneDNN applies inside the product (its erf and tanh forms), by the
+# `hidden_act` names of model configs.
+FUSED_GELU = {"gelu": "none", "gelu_new": "tanh", "gelu_pytorch_tanh": "tanh"}
+_fused_ok: dict[str, bool] = {}
 
 # The float32 product of a packed weight must agree with F.linear to float32 rounding of
 # sums of a few thousand terms; anything further off means the kernel is not what it seems.
@@ -74,3 +80,37 @@ def pack_linears(model: Any) -> int:
         m.forward = types.MethodType(_packed_forward, m)  # type: ignore[method-assign]
         packed += 1
     return packed
+
+
+def dense_act(module: Any, x: Any, act: str, fallback: Callable[[Any], Any]) -> Any:
+    """`fallback(module(x))`, as one oneDNN call when the linear is packed and `act` a GELU
+    (`act` names it as model configs do): the activation is applied to the product in
+    place, saving a pass over the widest tensor of the block."""
+    algo = FUSED_GELU.get(act)
+    if algo is None or not hasattr(module, "packed_weight") or not _fused_agrees(module, act):
+        return fallback(module(x))
+    return _fused(module, x, algo)
+
+
+def _fused(module: Any, x: Any, algo: str) -> Any:
+    import torch
+
+    return torch.ops.mkldnn._linear_pointwise(x, module.packed_weight, module.bias, "gelu",
+                                              [], algo)
+
+
+def _fused_agrees(module: Any, act: str) -> bool:
+    if act not in _fused_ok:
+        import torch
+
+        x = torch.linspace(-1.0, 1.0, 8 * module.in_features).reshape(8, module.in_features)
+        approximate = "none" if FUSED_GELU[act] == "none" else "tanh"
+        try:
+            with torch.inference_mode():
+                want = torch.nn.functional.gelu(_packed_forward(module, x),
+                                                approximate=approximate)
+                got = _fused(module, x, FUSED_GELU[act])
+            _fused_ok[act] = bool(torch.allclose(got, want, rtol=TOLERANCE, atol=TOLERANCE))
+        except RuntimeError:
+            _fused_ok[act] = False
+    return _fused_ok[act]
