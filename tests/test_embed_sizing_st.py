@@ -96,3 +96,48 @@ def test_sized_workload_is_the_folders_model(zoo: Zoo, tmp_path: Path, name: str
     result = size(preset, load_catalog(), s, enc, steps=1)
     assert result.width == 32 and result.rows_fit >= 256 // 32
     assert result.measurements.configs[0].params == params
+
+
+def _fits(enc: Any, rows: list[list[int]], m: int, scale: float, budget_gib: float) -> bool:
+    """Whether m rows of the longest texts encode in a fresh fake CUDA process, twice."""
+    import torch
+
+    from tests.fake_cuda import FakeCuda
+
+    fake = FakeCuda(scale=scale)
+    fake.set_per_process_memory_fraction(budget_gib * 2**30 / fake.total)
+    batch = [rows[i % len(rows)] for i in range(m)]
+    with fake.tracking():
+        try:
+            for _ in range(3):
+                enc.encode_ids(batch)
+        except torch.OutOfMemoryError:
+            return False
+    return True
+
+
+def test_cuda_sizing_on_the_st_backend_finds_the_true_limit(zoo: Zoo, tmp_path: Path) -> None:
+    from planner.corpus_scan import scan
+    from planner.embed.encoder import load_encoder
+    from planner.embed.sizing import longest_rows, size
+    from tests.fake_cuda import FakeCuda
+
+    scale = 200_000.0
+    preset_path, corpus = write_case(tmp_path, zoo.get("xlmr", "xlm-roberta"))
+    preset = load_preset(str(preset_path))[0]
+    e = preset.embedding
+    assert e is not None and e.token_budget is not None
+    s = scan(corpus, "id", "text", tokenizer=e.tokenizer, truncation=32,
+             batch_size=e.batch_size, token_budget=e.token_budget, progress=False)
+    enc = load_encoder(e, device="cpu")
+    fake = FakeCuda(scale=scale)
+    with fake.tracking():
+        result = size(preset, load_catalog(), s, enc, steps=2, backend=fake.backend())
+    cm = result.measurements.configs[0]
+    assert cm.batch is not None and cm.batch.method == "cuda" and cm.memory.method == "cuda"
+    rows = longest_rows(enc, s)
+    budget = cm.batch.budget_gib
+    limit = result.rows_fit
+    assert 1 < limit < 10_000 and cm.batch.oom_recoveries >= 1
+    assert _fits(enc, rows, limit, scale, budget)
+    assert not _fits(enc, rows, limit + 1, scale, budget)
