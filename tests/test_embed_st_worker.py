@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import random
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -149,3 +150,23 @@ def test_a_missing_backend_on_the_rented_machine_is_named(
     assert main(["embed", str(campaign["plan"]), "--quiet"]) == 2
     err = one_line_error(capsys)
     assert "embedding.backend" in err and "pip install 'campaign-planner[embed-st]'" in err
+
+
+def test_the_plans_token_counts_are_the_workers_prompt_included(
+        campaign: dict[str, Any]) -> None:
+    from planner.corpus.shardlist import read_shard_list
+    from planner.planning.export import read_plan
+
+    plan = campaign["plan"]
+    assert main(["embed", str(plan), "--quiet"]) == 0  # finished shards are skipped
+    e = read_plan(plan).embedding
+    assert e is not None and e.corpus is not None
+    planned = read_shard_list(plan.parent / e.corpus.shard_list, e.corpus.shard_list_sha256)
+    manifest = tomllib.loads(next(plan.parent.glob("embeddings/*/v1/manifest.toml"))
+                             .read_text())
+    done = {s["index"]: s for s in manifest["shards"]}
+    # Every text carries "passage: ": the plan counted it where the worker computes it.
+    assert [(s.useful_tokens, s.padded_tokens) for s in planned.shards] == [
+        (done[s.index]["useful_tokens"], done[s.index]["padded_tokens"])
+        for s in planned.shards]
+    assert e.corpus.useful_tokens == sum(d["useful_tokens"] for d in done.values())

@@ -31,8 +31,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--text-field", default="text", metavar="NAME",
                    help="field holding the text (default: text)")
     p.add_argument("--preset", default="embedding-7d", metavar="NAME|PATH",
-                   help="embedding preset giving the tokenizer, truncation, batch size and "
-                        "token budget (default: embedding-7d)")
+                   help="embedding preset giving the tokenizer, prompt, truncation, batch "
+                        "size and token budget (default: embedding-7d)")
     p.add_argument("--tokenizer", metavar="NAME|DIR",
                    help="count with this tokenizer instead of the preset's (a model folder "
                         "or tokenizer.json, a packaged model, or a name in the local "
@@ -73,7 +73,7 @@ def main(argv: Sequence[str]) -> int:
     result = scan(args.corpus, args.id_field, args.text_field,
                   tokenizer=args.tokenizer or e.tokenizer, truncation=e.truncation_tokens,
                   batch_size=e.batch_size, token_budget=e.grouped_budget,
-                  progress=not args.quiet)
+                  progress=not args.quiet, prompt=e.prompt)
     if args.out:
         write_atomic(args.out, scan_toml(result), force=True)
     if args.json:
@@ -106,7 +106,8 @@ def render_scan(s: CorpusScan) -> str:
         f"{s.documents:,} documents · scanned in {s.seconds:.1f} s ({rate:,.0f} docs/s)",
         f"Tokens    {s.tokens:,} before truncation; {s.truncated:,} documents longer than "
         f"{s.truncation_tokens} are truncated",
-        f"Counted   {s.tokenizer}",
+        f"Counted   {s.tokenizer}" + (f", with the prompt {s.prompt!r} before every text"
+                                        if s.prompt else ""),
         f"Lengths   min {lz.min:,} · p50 {lz.p50:,} · p90 {lz.p90:,} · p99 {lz.p99:,} · "
         f"max {lz.max:,} ({lz.source})",
         f"Empty     {s.empty:,} documents{_lines(s)}",

@@ -67,9 +67,9 @@ def main(argv: Sequence[str]) -> int:
     assert e is not None and e.token_budget is not None
     result = scan(args.corpus, args.id_field, args.text_field, tokenizer=e.tokenizer,
                   truncation=e.truncation_tokens, batch_size=e.batch_size,
-                  token_budget=e.token_budget, progress=not args.quiet)
+                  token_budget=e.token_budget, progress=not args.quiet, prompt=e.prompt)
     try:
-        from planner.embed.encoder import Encoder
+        from planner.embed.encoder import load_encoder
         from planner.embed.sizing import size
     except ImportError as exc:
         raise InputError(f"{exc.name} is not installed: pip install "
@@ -77,9 +77,10 @@ def main(argv: Sequence[str]) -> int:
     from planner.figures.measurements import measurements_toml
     from planner.tomlio import write_atomic
 
-    enc = Encoder(e.model, e.tokenizer, e.truncation_tokens, e.pooling, e.normalization,
-                  device=args.device, dtype=args.dtype)
-    print(f"sizing on {enc.device}: forward passes of {e.model} on the "
+    # The backend the plan will name (`auto`: the built-in BERT where it loads the folder,
+    # sentence-transformers otherwise), so the sizing runs what the worker will run.
+    enc = load_encoder(e, device=args.device, dtype=args.dtype)
+    print(f"sizing on {enc.device} ({enc.backend}): forward passes of {e.model} on the "
           f"{len(result.longest)} longest texts …", file=sys.stderr)
     command = "campaign-planner corpus size " + shlex.join(argv)
     s = size(preset, catalog, result, enc, steps=args.steps, command=command)

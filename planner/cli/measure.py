@@ -156,6 +156,11 @@ def main(argv: Sequence[str]) -> int:
     if out.is_dir():
         raise InputError("is a folder; give a file name", file=out, field="--out")
     preset, source = load_preset(args.preset)
+    if preset.embedding is not None:
+        # Batch widths count the prompt, as the plan's do.
+        from planner.corpus.prompt_tokens import with_prompt
+
+        preset = preset.model_copy(update={"embedding": with_prompt(preset.embedding)[0]})
     catalog = load_catalog(args.catalog)
     bar = Bar(sys.stderr)
     cancel = threading.Event()

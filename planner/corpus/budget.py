@@ -33,7 +33,19 @@ def default_budget(memory_gib: float) -> int:
 
 def with_budget(preset: Preset, card: Card,
                 measurements: Measurements | None = None) -> tuple[Preset, str]:
-    """The preset with its token budget set, and where the budget comes from."""
+    """The preset with its token budget set, and where the budget comes from. Its length
+    summary counts the prompt first (`planner.corpus.prompt_tokens`): batch widths do."""
+    from planner.corpus.prompt_tokens import with_prompt
+
+    assert preset.embedding is not None
+    e, prompt_note = with_prompt(preset.embedding)
+    preset = preset.model_copy(update={"embedding": e})
+    preset, note = _with_budget(preset, card, measurements)
+    return preset, f"{note}; {prompt_note}" if prompt_note else note
+
+
+def _with_budget(preset: Preset, card: Card,
+                 measurements: Measurements | None) -> tuple[Preset, str]:
     e = preset.embedding
     assert e is not None
     if e.batching != "length-grouped":

@@ -173,7 +173,7 @@ def _build(corpus: Path, e: Embedding, id_field: str, text_field: str, folder: P
 
     result = scan(corpus, id_field, text_field, tokenizer=e.tokenizer, truncation=trunc,
                   batch_size=e.batch_size, token_budget=e.grouped_budget, sink=sink,
-                  progress=progress)
+                  progress=progress, prompt=e.prompt)
     shards: list[Shard] = []
     cur: dict[str, int] = {}
     batch_no = 0

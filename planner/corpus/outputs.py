@@ -72,6 +72,8 @@ class CorpusScan(Lax):
     """What counted the tokens: the tokenizer file and its checksum, or the approximation."""
     tokenizer_sha256: str = ""
     """SHA-256 of tokenizer.json (empty for the approximation)."""
+    prompt: str = ""
+    """The prompt counted before every text (the preset's), as the encoder puts it there."""
     lengths: TokenLengths
     """Length summary (`scanned` with the real tokenizer, `approximate` otherwise)."""
     histogram: list[Bin]

@@ -65,9 +65,12 @@ def histogram(counts: dict[int, int]) -> list[Bin]:
 
 def scan(path: str | Path, id_field: str, text_field: str, *, tokenizer: str,
          truncation: int, batch_size: int, token_budget: int, sink: Sink | None = None,
-         counter: TokenCounter | None = None, progress: bool = True) -> CorpusScan:
-    """Scan the corpus once. Raises InputError naming the line of a missing or duplicate
-    id, or of a record that cannot be read."""
+         counter: TokenCounter | None = None, progress: bool = True,
+         prompt: str = "") -> CorpusScan:
+    """Scan the corpus once, counting each text as the encoder sees it: after `prompt` (e5's
+    `passage: `, a bge instruction), which both backends put before every text. Raises
+    InputError naming the line of a missing or duplicate id, or of a record that cannot be
+    read."""
     p = Path(path)
     fmt = corpus_format(p)
     size = p.stat().st_size
@@ -87,7 +90,7 @@ def scan(path: str | Path, id_field: str, text_field: str, *, tokenizer: str,
 
     def flush() -> None:
         nonlocal empty, docs
-        counted = counter.count([(r.text or "")[:cut] for r in chunk])
+        counted = counter.count([prompt + (r.text or "")[:cut] for r in chunk])
         for rec, n in zip(chunk, counted, strict=True):
             assert rec.id is not None
             ids.add(rec.id, rec.line, rec.offset)
@@ -132,9 +135,9 @@ def scan(path: str | Path, id_field: str, text_field: str, *, tokenizer: str,
         documents=docs, empty=empty, empty_lines=empty_lines,
         tokens=sum(k * v for k, v in counts.items()), truncation_tokens=truncation,
         truncated=sum(v for k, v in counts.items() if k > truncation),
-        tokenizer=counter.label, tokenizer_sha256=counter.sha256,
+        tokenizer=counter.label, tokenizer_sha256=counter.sha256, prompt=prompt,
         lengths=TokenLengths(min=lo, p50=p50, p90=p90, p99=p99, max=max(hi, 1),
-                             source=counter.source),
+                             source=counter.source, prompt_included=bool(prompt)),
         histogram=histogram(counts),
         longest=[LongDoc(id=rid, line=-neg, offset=offset, tokens=n)
                  for n, neg, rid, offset in sorted(longest, reverse=True)],

@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from planner.embed.cpu_gemm import dense_act
 from planner.errors import InputError
 
 ACTIVATIONS = {"gelu": lambda x: F.gelu(x), "relu": F.relu,
@@ -54,7 +55,8 @@ class Layer(nn.Module):
         super().__init__()
         h, eps = cfg["hidden_size"], cfg.get("layer_norm_eps", 1e-12)
         self.heads = cfg["num_attention_heads"]
-        self.act = ACTIVATIONS[cfg.get("hidden_act", "gelu")]
+        self.act_name = cfg.get("hidden_act", "gelu")
+        self.act = ACTIVATIONS[self.act_name]
         self.attention = _Attention(h, eps)
         self.intermediate = _Dense(h, cfg["intermediate_size"])
         self.output = _Dense(cfg["intermediate_size"], h, eps)
@@ -72,7 +74,7 @@ class Layer(nn.Module):
         ctx = ctx.transpose(1, 2).reshape(b, s, h)
         out = self.attention.output
         x = out.LayerNorm(x + out.dense(ctx))
-        y = self.output.dense(self.act(self.intermediate.dense(x)))
+        y = self.output.dense(dense_act(self.intermediate.dense, x, self.act_name, self.act))
         return self.output.LayerNorm(x + y)  # type: ignore[no-any-return]
 
 

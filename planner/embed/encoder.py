@@ -18,9 +18,13 @@ from planner.errors import InputError
 
 if TYPE_CHECKING:
     from planner.planning.plan import EmbeddingPlan
+    from planner.spec.embedding import Embedding
 
-def load_encoder(e: EmbeddingPlan, *, device: str | None = None, dtype: str = "fp32") -> Any:
-    """The encoder the plan names (`builtin` or `sentence-transformers`), on `device`."""
+
+def load_encoder(e: EmbeddingPlan | Embedding, *, device: str | None = None,
+                 dtype: str = "fp32") -> Any:
+    """The encoder the plan (or preset) names (`builtin` or `sentence-transformers`), on
+    `device`; `auto` picks the built-in BERT where it loads the folder."""
     from planner.corpus.backends import BUILTIN, ST, choose, install_hint, missing_package
     from planner.corpus.folder import read_folder
 
@@ -86,6 +90,17 @@ class Encoder:
         torch_dtype = {"fp32": torch.float32, "bf16": torch.bfloat16,
                        "fp16": torch.float16}[dtype]
         self.net = net.to(device=self.device, dtype=torch_dtype)
+        if self.device == "cpu" and dtype == "fp32":
+            from planner.embed.cpu_gemm import pack_linears
+
+            pack_linears(self.net)
+
+    def shape_model(self) -> Any:
+        """The BERT with this model's shapes and random weights, built in the current device
+        context (meta or fake tensors), for `corpus size`'s estimates."""
+        from planner.embed.bert import Bert
+
+        return Bert(self.net.config)
 
     def fingerprint(self, settings_fingerprint: str) -> str:
         """SHA-256 over the plan's settings, the files actually loaded, and the precision."""

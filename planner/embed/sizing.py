@@ -27,7 +27,6 @@ import torch
 
 from planner.corpus.outputs import CorpusScan
 from planner.corpus.records import read_at
-from planner.embed.encoder import Encoder
 from planner.errors import InputError
 from planner.figures.measured import workload_fingerprint
 from planner.figures.measurements import (
@@ -70,12 +69,11 @@ class Sizing:
     measurements: Measurements
 
 
-def _builder(enc: Encoder, rows: list[list[int]], width: int) -> Any:
+def _builder(enc: Any, rows: list[list[int]], width: int) -> Any:
     """A `planner.measure` builder: the campaign's model and a batch of the longest texts.
     Real weights on a real device; on meta or fake devices the same shapes with random
-    weights (memory and FLOPs do not depend on the values)."""
-    from planner.embed.bert import Bert
-
+    weights (memory and FLOPs do not depend on the values). Either backend's encoder
+    (`builtin` or `sentence-transformers`) gives both through `net` and `shape_model`."""
     template = torch.full((len(rows), width), enc.pad_id, dtype=torch.long)
     template_mask = torch.zeros((len(rows), width), dtype=torch.long)
     for i, row in enumerate(rows):
@@ -94,7 +92,7 @@ def _builder(enc: Encoder, rows: list[list[int]], width: int) -> Any:
         model: torch.nn.Module = enc.net
         if device.type == "meta" or _faking():
             with device if device.type == "meta" else contextlib.nullcontext():
-                model = Bert(enc.net.config).eval().to(next(enc.net.parameters()).dtype)
+                model = enc.shape_model().eval().to(next(enc.net.parameters()).dtype)
         else:
             model = enc.net.to(device)
 
@@ -120,16 +118,16 @@ def longest_texts(scan: CorpusScan) -> list[str]:
     return [texts[d.offset] for d in scan.longest]
 
 
-def longest_rows(enc: Encoder, scan: CorpusScan) -> list[list[int]]:
+def longest_rows(enc: Any, scan: CorpusScan) -> list[list[int]]:
     """Token ids of the scan's longest documents, truncated as the plan says."""
     return enc.tokenize(longest_texts(scan))
 
 
-def _backend(enc: Encoder) -> Backend:
+def _backend(enc: Any) -> Backend:
     return make_backend(enc.device if enc.device.startswith("cuda") else "cpu", None)
 
 
-def size(preset: Preset, catalog: Catalog, scan: CorpusScan, enc: Encoder, *,
+def size(preset: Preset, catalog: Catalog, scan: CorpusScan, enc: Any, *,
          steps: int = 3, backend: Backend | None = None, command: str = "") -> Sizing:
     """Find the largest token budget for the preset's card, and time the preset's."""
     e = preset.embedding

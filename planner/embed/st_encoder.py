@@ -76,6 +76,10 @@ class STEncoder:
         torch_dtype = {"fp32": torch.float32, "bf16": torch.bfloat16,
                        "fp16": torch.float16}[dtype]
         self.model = model.to(dtype=torch_dtype).eval()
+        if self.device == "cpu" and dtype == "fp32":
+            from planner.embed.cpu_gemm import pack_linears
+
+            pack_linears(self.model)
         limit = self.model.max_seq_length
         if described.positions and truncation > described.positions:
             raise InputError(f"truncation {truncation} exceeds the model's "
@@ -96,6 +100,13 @@ class STEncoder:
             raise InputError(f"{self.dim} dimensions: the model outputs only {native}",
                              field="embedding.dimensions")
         self.stack = described.stack()
+        tok: Any = self.model.tokenizer
+        self.pad_id = int(getattr(tok, "pad_token_id", None) or 0)
+        self._pad_left = getattr(tok, "padding_side", "right") == "left"
+        # What preprocess adds besides the token ids (modality, the prompt's length for a
+        # pooling that leaves the prompt out): the same for every batch of this campaign.
+        self._extra = {k: v for k, v in self.model.preprocess(
+            ["x"], prompt=self.prompt or None).items() if not hasattr(v, "shape")}
 
     def _set_pooling(self, pooling: str) -> None:
         wanted = ST_POOLING.get(pooling, pooling)
@@ -112,14 +123,49 @@ class STEncoder:
                               tokenizer_sha256=self.tokenizer_sha256, dtype=self.dtype,
                               backend=self.backend, stack=self.stack, prompt=self.prompt)
 
-    def encode_texts(self, texts: Sequence[str]) -> tuple[Any, list[int]]:
-        """One batch through the stack: vectors [len(texts), dim] (float32 numpy) and each
-        text's tokens, prompt included."""
+    def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids of each text (after the prompt), special tokens included, truncated."""
+        features = self.model.preprocess(list(texts), prompt=self.prompt or None)
+        ids, mask = features["input_ids"], features["attention_mask"].bool()
+        return [row[m].tolist() for row, m in zip(ids, mask, strict=True)]
+
+    def encode_ids(self, batch: Sequence[Sequence[int]]) -> Any:
+        """Token ids (from `tokenize`), padded into one batch, through the stack: a float32
+        numpy array [len(batch), dim]. `corpus size` probes memory and speed with it."""
+        import torch
+
+        width = max(len(ids) for ids in batch)
+        ids = torch.full((len(batch), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        for i, row in enumerate(batch):
+            cut = slice(width - len(row), width) if self._pad_left else slice(0, len(row))
+            ids[i, cut] = torch.tensor(row, dtype=torch.long)
+            mask[i, cut] = 1
+        return self._run({"input_ids": ids, "attention_mask": mask, **self._extra})
+
+    def encode(self, texts: Sequence[str]) -> Any:
+        """Texts as one batch: the vectors of `encode_texts`."""
+        return self.encode_texts(texts)[0]
+
+    @property
+    def net(self) -> Any:
+        """The stack as a module of (ids, mask), for `corpus size`'s workloads."""
+        from planner.embed.st_sizing import StackNet
+
+        return StackNet(self)
+
+    def shape_model(self) -> Any:
+        """The transformer with the folder's shapes and random weights, built in the current
+        device context (meta or fake tensors), for `corpus size`'s estimates."""
+        from planner.embed.st_sizing import ShapeNet
+
+        transformer: Any = self.model[0]
+        return ShapeNet(transformer.auto_model.config)
+
+    def _run(self, features: dict[str, Any]) -> Any:
         import torch
         from sentence_transformers.util import batch_to_device
 
-        features = self.model.preprocess(list(texts), prompt=self.prompt or None)
-        lengths = [int(n) for n in features["attention_mask"].sum(1).tolist()]
         features = batch_to_device(features, torch.device(self.device))
         with torch.inference_mode():
             for module in self.modules:
@@ -127,4 +173,11 @@ class STEncoder:
             vectors = features["sentence_embedding"][:, : self.dim].float()
             if self.normalization == "l2":
                 vectors = torch.nn.functional.normalize(vectors, p=2, dim=1)
-        return vectors.cpu().numpy(), lengths
+        return vectors.cpu().numpy()
+
+    def encode_texts(self, texts: Sequence[str]) -> tuple[Any, list[int]]:
+        """One batch through the stack: vectors [len(texts), dim] (float32 numpy) and each
+        text's tokens, prompt included."""
+        features = self.model.preprocess(list(texts), prompt=self.prompt or None)
+        lengths = [int(n) for n in features["attention_mask"].sum(1).tolist()]
+        return self._run(features), lengths
