@@ -12,11 +12,15 @@ cost it a sizeable share of that time and buy it nothing:
   are turned back on, so nothing a user sets is ever overridden.
 - The cyclic garbage collector runs every 700 new container objects, about 70 passes over
   a heap that only grows while modules, models and validators are built, and that is freed
-  at exit anyway. A higher threshold keeps it to a few passes; memory stays bounded.
+  at exit anyway. A higher threshold keeps it to a few passes; memory stays bounded. At
+  exit, Python collects once more over every module's objects while tearing them down,
+  about a fifth of the process's time: the heap is frozen first (after the exit handlers
+  have run), so that pass skips what the operating system frees anyway.
 """
 
 from __future__ import annotations
 
+import atexit
 import gc
 import importlib
 import os
@@ -63,8 +67,12 @@ def _without_plugin_search() -> None:
 
 def lean_process() -> None:
     """Settings for a headless plan's process (see the module's docstring): plugins off
-    unless PYDANTIC_DISABLE_PLUGINS is already set, no plugin search, rarer collections."""
+    unless PYDANTIC_DISABLE_PLUGINS is already set, no plugin search, rarer collections,
+    no collection over the whole heap at exit."""
     os.environ.setdefault(PLUGINS, "__all__")
     _without_plugin_search()
     gen0, gen1, gen2 = gc.get_threshold()
     gc.set_threshold(max(gen0, GC_THRESHOLD), gen1, gen2)
+    # Registered first, so run last: every other exit handler (temporary folders' cleanup)
+    # runs before, with the collector as it was.
+    atexit.register(gc.freeze)
