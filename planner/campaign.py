@@ -14,6 +14,7 @@ from planner.costs import Estimate
 from planner.errors import InputError
 from planner.estimates import DEFAULT_ESTIMATE, entered_configs, figures_on
 from planner.matrix import Config, RunSpec, configs, expand, fmt_value, memory_budget
+from planner.model import constructor
 from planner.multicard import entered_note
 from planner.packing import Job, Packing, Solver, pack
 from planner.packing_why import Reasons, jobs_of
@@ -36,6 +37,9 @@ from planner.templates import Args, TemplateError, render
 if TYPE_CHECKING:
     from planner.embed.layout import Layout
     from planner.measurements import Measurements
+
+new_run = constructor(Run)
+"""`Run.model_construct` for the runs a plan builds: one per matrix cell on every replan."""
 
 
 def provenance(m: Measurements) -> MeasuredFrom:
@@ -155,7 +159,7 @@ def _training_runs(preset: Preset, training: Training, cid: str, specs: list[Run
         )
         # Built from values of the right types, checked once where they came from: one
         # run per matrix cell, so validating each again is most of a replan's time.
-        runs.append(Run.model_construct(
+        runs.append(new_run(
             id=spec.id, kind=spec.kind, variant=cfg.name, factor=factor, value=value,
             seed=spec.seed, card=list(place.cards),
             start_h=round(place.start + offset, 4), end_h=round(place.end + offset, 4),
