@@ -71,13 +71,22 @@ def constructor(cls: type[B]) -> Callable[..., B]:
             defaults[name] = info.default
     if cls.__pydantic_post_init__ or cls.model_config.get("extra") == "allow":
         raise TypeError(f"{cls.__name__}: post-init and extra fields need model_construct")
-    names = tuple(fields)
+    # Every field in its declared order (None for the required ones, always given): a merge
+    # with the values given keeps that order.
+    base = {name: defaults.get(name) for name in fields}
+    names = frozenset(fields)
+    required = names - defaults.keys()
     setattr_ = object.__setattr__
 
     def make(**values: Any) -> B:
+        given = set(values)
+        if not required <= given <= names:
+            raise TypeError(f"{cls.__name__}: fields missing {sorted(required - given)} or "
+                            f"unknown {sorted(given - names)}")
+        merged = {**base, **values}
         m = cls.__new__(cls)
-        setattr_(m, "__dict__", {n: values[n] if n in values else defaults[n] for n in names})
-        setattr_(m, "__pydantic_fields_set__", {n for n in values if n in fields})
+        setattr_(m, "__dict__", merged)
+        setattr_(m, "__pydantic_fields_set__", given)
         setattr_(m, "__pydantic_extra__", None)
         setattr_(m, "__pydantic_private__", None)
         return m

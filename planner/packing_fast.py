@@ -107,6 +107,18 @@ class _Cards:
         d, k = job.duration, job.cards
         if k > len(self.tail) or not math.isfinite(d) or ready + d > limit + EPS_H:
             return None
+        if k == 1 and not self.n_gaps:
+            # No idle gap anywhere and every card busy past `ready`: the card freed first
+            # takes it, right at its tail (what `_one` and `_take` find, without their
+            # candidates; most runs of a matrix are placed so).
+            tail = self.tail
+            lo = min(tail)
+            if ready <= lo:
+                if lo + d > limit + EPS_H:
+                    return None
+                card = tail.index(lo)
+                tail[card] = max(lo, lo + d)
+                return Placement(lo, lo + d, (card,))
         if k == 1:
             one = self._one(d, ready, limit)
             if one is None:

@@ -145,12 +145,14 @@ def render(template: str, values: Mapping[str, Any]) -> str:
                 raise TemplateError(error)
             if name is None:
                 continue
-            obj = fmt.get_field(name, (), values)[0]
+            # A plain name is a look-up (what get_field does for it); `factors[lr]` indexes.
+            obj = values[name] if name.isidentifier() else fmt.get_field(name, (), values)[0]
             if isinstance(obj, Args) and not spec and not conv and not state:
                 out.append(" ".join(shlex.quote(a) for a in obj))
                 continue
-            obj = fmt.convert_field(obj, conv)
-            out.append(_quoted(fmt.format_field(obj, spec), state))
+            if conv:
+                obj = fmt.convert_field(obj, conv)
+            out.append(_quoted(format(obj, spec), state))
     except TemplateError:
         raise
     except KeyError as exc:

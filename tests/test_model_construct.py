@@ -70,3 +70,10 @@ def test_a_template_parsed_once_fills_each_time_with_its_own_values() -> None:
     for _ in range(2):
         with pytest.raises(TemplateError, match="unbalanced ' quote"):
             render("'{x}", {"x": 1})
+
+
+def test_a_run_missing_a_required_field_or_given_an_unknown_one_is_refused() -> None:
+    with pytest.raises(TypeError, match=r"missing \['command'\]"):
+        new_run(**{k: v for k, v in VALUES.items() if k != "command"})
+    with pytest.raises(TypeError, match=r"unknown \['colour'\]"):
+        new_run(**VALUES, colour="red")
