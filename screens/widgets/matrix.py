@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rich.text import Text
+from rich.text import Span, Text
 
 from planner.plan import Plan
 from screens.widgets.lines import Line, Lines
@@ -36,16 +36,24 @@ def prepare(plan: Plan, width: int) -> tuple[int, Line]:
         row = table[y - 1]
         f = figs[row.variant]
         done = set(row.complete_seeds)
-        out = Text(f"{row.variant:<{name_w}} ")
+        # The line's text in one piece and a span per seed's cell: the Text that appending
+        # cell by cell makes, without sanitizing each piece on its own.
+        parts = [f"{row.variant:<{name_w}} "]
+        spans: list[Span] = []
+        at = len(parts[0])
         for x in seeds:
-            out.append(f"{'✓' if x in done else '✗':^{cell_w}}",
-                       "green" if x in done else "bold red")
-        out.append(f" {len(done):>2}/{len(seeds):<2}  {f.micro_batch:>3}×{f.accumulation:<3}  "
-                   f"{f.step_time_s.value:>6.3g}  {f.step_time_s.label()}"
-                   + (f" ({f.step_time_s.span()} s)" if f.step_time_s.span() else ""))
+            cell = f"{'✓' if x in done else '✗':^{cell_w}}"
+            spans.append(Span(at, at + len(cell), "green" if x in done else "bold red"))
+            parts.append(cell)
+            at += len(cell)
+        parts.append(f" {len(done):>2}/{len(seeds):<2}  {f.micro_batch:>3}×{f.accumulation:<3}  "
+                     f"{f.step_time_s.value:>6.3g}  {f.step_time_s.label()}"
+                     + (f" ({f.step_time_s.span()} s)" if f.step_time_s.span() else ""))
         if not f.fits:
-            out.append("  too big for the card", "red")
-        return out
+            at += len(parts[-1])
+            parts.append("  too big for the card")
+            spans.append(Span(at, at + len(parts[-1]), "red"))
+        return Text("".join(parts), spans=spans)
 
     return len(table) + 1, line
 
