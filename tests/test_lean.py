@@ -4,6 +4,7 @@ plugins are off, and handed back the moment they are not."""
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 import subprocess
 import sys
@@ -44,7 +45,12 @@ def test_a_plugin_named_by_the_user_keeps_pydantic_s_own_loader(tmp_path: Path) 
 
 def test_the_stand_in_answers_no_plugins_while_they_are_off_then_hands_over(
         monkeypatch: pytest.MonkeyPatch) -> None:
+    import pydantic.plugin
+
     real = sys.modules.get(lean.LOADER)
+    # Put back as found: the module pydantic imports, and the package's attribute to it.
+    monkeypatch.setattr(pydantic.plugin, "_loader", getattr(pydantic.plugin, "_loader", None),
+                        raising=False)
     monkeypatch.delitem(sys.modules, lean.LOADER, raising=False)
     monkeypatch.setenv(lean.PLUGINS, "__all__")
     lean._without_plugin_search()
@@ -62,8 +68,8 @@ def test_the_stand_in_answers_no_plugins_while_they_are_off_then_hands_over(
 
 
 def test_the_stand_in_is_not_put_over_a_loaded_loader(monkeypatch: pytest.MonkeyPatch) -> None:
-    import pydantic.plugin._loader as real
-
+    importlib.import_module(lean.LOADER)
+    real = sys.modules[lean.LOADER]
     monkeypatch.setenv(lean.PLUGINS, "__all__")
     lean._without_plugin_search()
     assert sys.modules[lean.LOADER] is real
