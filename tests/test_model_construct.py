@@ -77,3 +77,10 @@ def test_a_run_missing_a_required_field_or_given_an_unknown_one_is_refused() -> 
         new_run(**{k: v for k, v in VALUES.items() if k != "command"})
     with pytest.raises(TypeError, match=r"unknown \['colour'\]"):
         new_run(**VALUES, colour="red")
+
+
+def test_a_preset_s_default_sections_are_the_validated_defaults() -> None:
+    from planner.preset import OrderSpec, Overheads, Preset
+
+    assert Preset.model_fields["overheads"].default == Overheads()
+    assert Preset.model_fields["order"].default == OrderSpec()
