@@ -9,7 +9,7 @@
    headless driver, 120×40), from the edit to the end of the frame that shows it, and to
    the end of the last compositor pass it causes (an edit that changes the card count
    makes the timeline a line taller: the screen is laid out once, and the scrollbar's
-   thumb is repainted a frame later, about 17 ms at Textual's 60 fps).
+   moved thumb is drawn in that same frame, not again a frame later).
    Target: at most 50 ms.
 2. Startup to the first screen: a fresh `campaign-planner --tui` process (headless driver),
    from spawning it to Textual's Ready event (the first frame drawn), and whether torch

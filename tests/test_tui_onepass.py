@@ -53,3 +53,59 @@ async def test_a_taller_timeline_takes_one_layout_pass_and_matches_a_fresh_layou
             screen.refresh(layout=True)
             await pilot.pause()
             assert layout_facts(screen) == after_edit
+
+
+def _paint(grid: dict[tuple[int, int], tuple[str, object]], update: object,
+           console: Any) -> None:
+    """Apply one compositor update to a record of the terminal's cells, as a terminal
+    would: a cursor move, then text (with its style) from there."""
+    from rich.cells import cell_len
+    from rich.segment import ControlType
+
+    x = y = 0
+    for seg in update.__rich_console__(console, console.options):  # type: ignore[attr-defined]
+        if seg.control:
+            for code in seg.control:
+                if code[0] == ControlType.CURSOR_MOVE_TO:
+                    x, y = code[1], code[2]
+            continue
+        if seg.text == "\n":
+            continue
+        for ch in seg.text:
+            grid[(x, y)] = (ch, seg.style)
+            x += cell_len(ch)
+
+
+async def test_the_frame_of_an_edit_shows_the_scrollbar_as_a_fresh_frame_draws_it() -> None:
+    app = make_app()
+    terminal: dict[tuple[int, int], tuple[str, object]] = {}
+    frames: list[object] = []
+    display = app._display
+
+    def recorded(screen: Screen[Any], update: Any) -> None:
+        if update is not None:
+            frames.append(update)
+            _paint(terminal, update, app.console)
+        display(screen, update)
+
+    app._display = recorded  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3")
+        await pilot.pause()
+        screen = app.screen
+        bar = screen.query_one("#fit", OnePassScroll).vertical_scrollbar
+        cards = app.workspace.preset.campaign.cards
+        for n in (cards + 3, cards):
+            thumb = bar.window_virtual_size
+            frames.clear()
+            app.edit("campaign", cards=n)
+            await pilot.pause()
+            await pilot.pause()
+            assert bar.window_virtual_size != thumb
+            assert len(frames) == 1  # the edit, thumb included, in one frame
+            fresh: dict[tuple[int, int], tuple[str, object]] = {}
+            for widget in screen.walk_children():
+                widget.refresh()
+            _paint(fresh, screen._compositor.render_update(full=True), app.console)
+            assert terminal == fresh
+            await pilot.pause()  # the repaint asked for above, before the next edit

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -210,16 +209,18 @@ def console() -> int:
     """The `campaign-planner` command (and `python -m planner`): `main` in a process of
     its own.
 
-    Pydantic searches the installed distributions' entry points for plugins when the first
-    validator is built (about 3 ms, a tenth of a headless plan's own time). A headless plan
-    validates only the planner's own models, for which no plugin is of use, so that process
-    skips the search, unless PYDANTIC_DISABLE_PLUGINS is already set. Only the headless plan
-    does: other commands and the terminal UI start processes (runs, measurements) that
-    inherit the environment, and importing `planner` as a library changes nothing.
+    A headless plan validates only the planner's own models, for which no pydantic plugin
+    is of use, and exits within a fraction of a second: that process skips pydantic's plugin
+    search, unless PYDANTIC_DISABLE_PLUGINS is already set, and collects garbage rarely
+    (`planner.cli.lean`). Only the headless plan does: other commands and the terminal UI start
+    processes (runs, measurements) that inherit the environment, and importing `planner` as
+    a library changes nothing.
     """
     argv = sys.argv[1:]
     if argv and argv[0] not in COMMANDS and "--tui" not in argv:
-        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+        from planner.cli.lean import lean_process
+
+        lean_process()
     return main(argv)
 
 

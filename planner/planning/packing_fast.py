@@ -108,6 +108,18 @@ class _Cards:
         d, k = job.duration, job.cards
         if k > len(self.tail) or not math.isfinite(d) or ready + d > limit + EPS_H:
             return None
+        if k == 1 and not self.n_gaps:
+            # No idle gap anywhere and every card busy past `ready`: the card freed first
+            # takes it, right at its tail (what `_one` and `_take` find, without their
+            # candidates; most runs of a matrix are placed so).
+            tail = self.tail
+            lo = min(tail)
+            if ready <= lo:
+                if lo + d > limit + EPS_H:
+                    return None
+                card = tail.index(lo)
+                tail[card] = max(lo, lo + d)
+                return Placement(lo, lo + d, (card,))
         if k == 1:
             one = self._one(d, ready, limit)
             if one is None:
@@ -204,7 +216,9 @@ def pack_fast(jobs: Sequence[Job], n_cards: int, horizon: float) -> list[Placeme
         return best
     budget = min(_SEARCH_CAP, _SEARCH_WORK // len(jobs))
     if budget > 0:
-        for ckey, p, _o in _search(jobs, order or start, n_cards, horizon, key, ceiling,
+        # The search starts from an order already placed above: its packing is reused.
+        here, placed = (order, best) if order is not None else (start, first)
+        for ckey, p, _o in _search(jobs, here, placed, n_cards, horizon, key, ceiling,
                                    budget):
             if ckey > key and _dominates(ckey, floor):
                 key, best = ckey, p
@@ -246,13 +260,13 @@ def _moves(order: list[int], u: int, lo: int, pos: int) -> Iterator[list[int]]:
         yield swapped
 
 
-def _search(jobs: Sequence[Job], order: list[int], n_cards: int, horizon: float, key: Key,
-            ceiling: tuple[int, int, int], budget: int
+def _search(jobs: Sequence[Job], order: list[int], placed: list[Placement | None],
+            n_cards: int, horizon: float, key: Key, ceiling: tuple[int, int, int], budget: int
             ) -> list[tuple[Key, list[Placement | None], list[int]]]:
-    """First-improvement local search over the order: each run left out is moved ahead of
-    every other run, or swapped with one, while the objective improves."""
+    """First-improvement local search over the order, from `order` and its packing
+    `placed`: each run left out is moved ahead of every other run, or swapped with one,
+    while the objective improves."""
     found: list[tuple[Key, list[Placement | None], list[int]]] = []
-    placed = serial(jobs, order, n_cards, horizon)
     improved = True
     while improved and budget > 0 and not _counts_max(key, ceiling):
         improved = False

@@ -128,7 +128,7 @@ class Preset(Strict):
 
     campaign: Campaign
     """The rental and the campaign kind."""
-    overheads: Overheads = Overheads()
+    overheads: Overheads = Overheads.model_construct()
     """Time the window pays for besides the work."""
     ablation: Training | None = None
     """The workload when `campaign.kind = "ablation"`."""
@@ -136,7 +136,7 @@ class Preset(Strict):
     """The workload when `campaign.kind = "adaptation"`."""
     embedding: Embedding | None = None
     """The workload when `campaign.kind = "embedding"`."""
-    order: OrderSpec = OrderSpec()
+    order: OrderSpec = OrderSpec.model_construct()
     """The software environment and contact for the order."""
 
     @model_validator(mode="before")

@@ -12,6 +12,7 @@ starts and what the SLURM scripts start, byte for byte.
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 import string
@@ -95,42 +96,71 @@ class TemplateError(ValueError):
     """A template that cannot be filled; the message says why."""
 
 
+Piece = tuple[str, str | None, str, str | None, str, str]
+"""One step of a parsed template: the literal text before it, the placeholder's name (None
+after the last one), its format spec and conversion, the shell quote state its value lands
+in, and the error to raise on reaching it ("" for none)."""
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(template: str) -> tuple[tuple[Piece, ...], str]:
+    """The template's steps and the quote state it ends in, worked out once per template:
+    the quote state depends only on the template's own text, never on the values, so a
+    command per run of a matrix parses its template once. Errors are kept in place, so
+    they are raised in the order filling would meet them."""
+    pieces: list[Piece] = []
+    state, escaped = "", False
+    try:
+        for literal, name, spec, conv in string.Formatter().parse(template):
+            state, escaped = _quote_state(literal, state, escaped)
+            error = ""
+            if name is not None:
+                m = _FIELD.fullmatch(name)
+                if not m:
+                    error = (f"{{{name}}}: a placeholder is a name, optionally indexed like "
+                             "{factors[lr]}; no attributes")
+                elif m[2] and m[1] not in _INDEXED:
+                    error = f"{{{name}}}: only {{factors[...]}} may be indexed"
+                elif spec and "{" in spec:
+                    error = f"{{{name}}}: nested placeholders are not supported"
+                elif escaped:
+                    error = f"{{{name}}} follows a backslash, which would escape its quoting"
+            pieces.append((literal, name, spec or "", conv, state, error))
+            if error:
+                break
+    except ValueError as exc:  # a malformed template, met where parsing reaches it
+        pieces.append(("", None, "", None, state, f"cannot be filled: {exc}"))
+    return tuple(pieces), state
+
+
 def render(template: str, values: Mapping[str, Any]) -> str:
     """The command with every placeholder filled by its shell-quoted value."""
     fmt = string.Formatter()
     out: list[str] = []
-    state, escaped = "", False
+    pieces, end = _parsed(template)
     try:
-        for literal, name, spec, conv in fmt.parse(template):
+        for literal, name, spec, conv, state, error in pieces:
             out.append(literal)
-            state, escaped = _quote_state(literal, state, escaped)
+            if error:
+                raise TemplateError(error)
             if name is None:
                 continue
-            m = _FIELD.fullmatch(name)
-            if not m:
-                raise TemplateError(f"{{{name}}}: a placeholder is a name, optionally "
-                                    "indexed like {factors[lr]}; no attributes")
-            if m[2] and m[1] not in _INDEXED:
-                raise TemplateError(f"{{{name}}}: only {{factors[...]}} may be indexed")
-            if spec and "{" in spec:
-                raise TemplateError(f"{{{name}}}: nested placeholders are not supported")
-            if escaped:
-                raise TemplateError(f"{{{name}}} follows a backslash, which would escape "
-                                    "its quoting")
-            obj = fmt.get_field(name, (), values)[0]
+            # A plain name is a look-up (what get_field does for it); `factors[lr]` indexes.
+            obj = values[name] if name.isidentifier() else fmt.get_field(name, (), values)[0]
             if isinstance(obj, Args) and not spec and not conv and not state:
                 out.append(" ".join(shlex.quote(a) for a in obj))
                 continue
-            obj = fmt.convert_field(obj, conv)
-            out.append(_quoted(fmt.format_field(obj, spec or ""), state))
+            if conv:
+                obj = fmt.convert_field(obj, conv)
+            out.append(_quoted(format(obj, spec), state))
     except TemplateError:
         raise
     except KeyError as exc:
         raise TemplateError(f"placeholder {exc} has no value here") from None
     except (ValueError, TypeError, IndexError, AttributeError) as exc:
         raise TemplateError(f"cannot be filled: {exc}") from None
-    if state:
-        raise TemplateError(f"unbalanced {state} quote")
+    if end:
+        raise TemplateError(f"unbalanced {end} quote")
     return "".join(out)
 
 

@@ -8,6 +8,11 @@ second pass changes nothing these widgets show: a block of drawn lines does not 
 virtual size, and a scroll container that keeps its scrollbar moves the thumb while the
 first pass sets its size (`_scroll_update`). Where the scrollbar has to appear or go, the
 second pass is what places it, so the container keeps it then.
+
+The thumb moved in that pass also asks for a repaint of its own, a frame later (about
+17 ms at 60 fps), which draws again what the frame composed right after the pass already
+shows: the scroll container hands the thumb's region to that frame (in case it was not in
+it) and drops the extra repaint, so an edit is shown in one frame, thumb included.
 """
 
 from __future__ import annotations
@@ -34,5 +39,12 @@ class OnePassScroll(VerticalScroll):
         # One line of slack either way: a scrollbar that might come or go gets its pass.
         stays = (self.show_vertical_scrollbar and not self.show_horizontal_scrollbar
                  and virtual_size.height > size.height + 1)
-        return super()._size_updated(size, virtual_size, container_size,
-                                     layout=layout and not stays)
+        updated = super()._size_updated(size, virtual_size, container_size,
+                                        layout=layout and not stays)
+        bar = self.vertical_scrollbar
+        if updated and stays and bar._repaint_required:
+            # Called while the screen lays itself out, just before it composes the frame:
+            # the thumb is drawn in that frame, not again in one of its own.
+            self.screen._compositor.update_widgets({bar})
+            bar._repaint_required = False
+        return updated

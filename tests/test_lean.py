@@ -1,0 +1,89 @@
+"""The headless plan's process settings: pydantic's plugin loader stood in for only while
+plugins are off, and handed back the moment they are not."""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from planner.cli import lean
+
+HEADLESS = """
+import gc, os, sys
+sys.argv = ["campaign-planner", *sys.argv[1:]]
+from planner.cli import console
+rc = console()
+print(rc, "importlib.metadata" in sys.modules, os.environ.get("PYDANTIC_DISABLE_PLUGINS"),
+      gc.get_threshold()[0] >= 100_000, file=sys.stderr)
+"""
+
+
+def _headless(tmp_path: Path, env: dict[str, str] | None = None) -> list[str]:
+    proc = subprocess.run([sys.executable, "-c", HEADLESS, "--preset", "ablation-7d", "--out",
+                           str(tmp_path / "o")], capture_output=True, text=True, check=True,
+                          env=env)
+    return proc.stderr.strip().splitlines()[-1].split()
+
+
+def test_a_headless_plan_skips_the_plugin_search_and_its_imports(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != lean.PLUGINS}
+    assert _headless(tmp_path, env) == ["0", "False", "__all__", "True"]
+    assert (tmp_path / "o" / "plan.toml").is_file()
+
+
+def test_a_plugin_named_by_the_user_keeps_pydantic_s_own_loader(tmp_path: Path) -> None:
+    env = {**os.environ, lean.PLUGINS: "logfire"}
+    # Plugins are not all off: pydantic's loader (and its import) is left as it is.
+    assert _headless(tmp_path, env)[:3] == ["0", "True", "logfire"]
+
+
+def test_the_stand_in_answers_no_plugins_while_they_are_off_then_hands_over(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import pydantic.plugin
+
+    real = sys.modules.get(lean.LOADER)
+    # Put back as found: the module pydantic imports, and the package's attribute to it.
+    monkeypatch.setattr(pydantic.plugin, "_loader", getattr(pydantic.plugin, "_loader", None),
+                        raising=False)
+    monkeypatch.delitem(sys.modules, lean.LOADER, raising=False)
+    monkeypatch.setenv(lean.PLUGINS, "__all__")
+    lean._without_plugin_search()
+    stand_in = sys.modules[lean.LOADER]
+    assert stand_in is not real
+    from pydantic.plugin._loader import get_plugins
+
+    assert get_plugins is lean.get_plugins
+    assert tuple(get_plugins()) == ()
+    monkeypatch.delenv(lean.PLUGINS)
+    # Plugins turned back on: pydantic's own loader is imported and answers from now on.
+    assert list(lean.get_plugins()) == []
+    assert sys.modules[lean.LOADER] is not stand_in
+    assert sys.modules[lean.LOADER].get_plugins is not lean.get_plugins
+
+
+def test_the_stand_in_is_not_put_over_a_loaded_loader(monkeypatch: pytest.MonkeyPatch) -> None:
+    importlib.import_module(lean.LOADER)
+    real = sys.modules[lean.LOADER]
+    monkeypatch.setenv(lean.PLUGINS, "__all__")
+    lean._without_plugin_search()
+    assert sys.modules[lean.LOADER] is real
+
+
+def test_lean_process_keeps_a_higher_threshold_it_finds(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = gc.get_threshold()
+    registered: list[object] = []
+    monkeypatch.setattr(lean.atexit, "register", registered.append)
+    monkeypatch.setenv(lean.PLUGINS, "logfire")
+    try:
+        gc.set_threshold(500_000, *before[1:])
+        lean.lean_process()
+        assert gc.get_threshold() == (500_000, *before[1:])
+        assert registered == [gc.freeze]
+    finally:
+        gc.set_threshold(*before)
