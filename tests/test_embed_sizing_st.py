@@ -141,3 +141,18 @@ def test_cuda_sizing_on_the_st_backend_finds_the_true_limit(zoo: Zoo, tmp_path: 
     assert 1 < limit < 10_000 and cm.batch.oom_recoveries >= 1
     assert _fits(enc, rows, limit, scale, budget)
     assert not _fits(enc, rows, limit + 1, scale, budget)
+
+
+def test_token_ids_through_the_stack_equal_the_texts_prompt_excluded(zoo: Zoo) -> None:
+    from planner.embed.st_encoder import STEncoder
+    from tests.st_models import st_encode
+
+    folder = zoo.get("xlmr-prompts", "xlm-roberta", include_prompt=False,
+                     prompts={"query": "query: ", "passage": "passage: "})
+    enc = STEncoder(folder, 64, "mean", "l2", prompt="passage: ", device="cpu")
+    texts = sentences(9, seed=8)
+    ids = enc.tokenize(texts)
+    vectors, lengths = enc.encode_texts(texts)
+    assert [len(r) for r in ids] == lengths
+    assert abs(enc.encode_ids(ids) - vectors).max() < 1e-5
+    assert abs(enc.encode_ids(ids) - st_encode(folder, texts, prompt="passage: ")).max() < 1e-5

@@ -10,6 +10,8 @@ entered by hand) gets them added here, counted with the campaign's tokenizer whe
 
 from __future__ import annotations
 
+import functools
+
 from planner.spec import bounds
 from planner.spec.embedding import Embedding
 
@@ -17,11 +19,15 @@ from planner.spec.embedding import Embedding
 def prompt_tokens(e: Embedding) -> int:
     """Tokens the prompt adds to a text: the prompt's count less the special tokens any
     text gets."""
-    if not e.prompt:
-        return 0
+    return _count(e.tokenizer, e.prompt) if e.prompt else 0
+
+
+# Plans are remade on every edit in the TUI; a large tokenizer.json takes a while to load.
+@functools.lru_cache(maxsize=16)
+def _count(tokenizer: str, prompt: str) -> int:
     from planner.corpus.tokens import TokenCounter
 
-    alone, empty = TokenCounter(e.tokenizer).count([e.prompt, ""])
+    alone, empty = TokenCounter(tokenizer).count([prompt, ""])
     return max(0, alone - empty)
 
 

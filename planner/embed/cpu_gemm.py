@@ -11,11 +11,13 @@ does between any two BLAS libraries. The weights themselves are left as they are
 
 Only float32 on the CPU: reduced precisions already go to oneDNN, and CUDA to cuBLAS.
 Where this PyTorch lacks the operators or the first product disagrees with `F.linear`,
-nothing is changed.
+nothing is changed. The packed copies take as much memory as the weights they copy, so a
+model whose linear weights exceed `MEMORY_SHARE` of this machine's memory keeps its own.
 """
 
 from __future__ import annotations
 
+import os
 import types
 from collections.abc import Callable
 from typing import Any
@@ -24,6 +26,8 @@ from typing import Any
 # `hidden_act` names of model configs.
 FUSED_GELU = {"gelu": "none", "gelu_new": "tanh", "gelu_pytorch_tanh": "tanh"}
 _fused_ok: dict[str, bool] = {}
+# Most of the machine's memory the packed copies may take.
+MEMORY_SHARE = 0.25
 
 # The float32 product of a packed weight must agree with F.linear to float32 rounding of
 # sums of a few thousand terms; anything further off means the kernel is not what it seems.
@@ -37,6 +41,14 @@ def available() -> bool:
     ops = getattr(torch.ops, "mkldnn", None)
     return bool(torch.backends.mkldnn.is_available() and ops is not None
                 and hasattr(ops, "_reorder_linear_weight") and hasattr(ops, "_linear_pointwise"))
+
+
+def physical_memory() -> int | None:
+    """Bytes of memory this machine has, where the system says (None otherwise)."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
 
 
 def _packed_forward(module: Any, x: Any) -> Any:
@@ -65,6 +77,10 @@ def pack_linears(model: Any) -> int:
         return 0
     linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear)
                and m.weight.device.type == "cpu" and m.weight.dtype == torch.float32]
+    total = physical_memory()
+    weights = sum(m.weight.numel() * m.weight.element_size() for m in linears)
+    if total is not None and weights > MEMORY_SHARE * total:
+        return 0
     packed = 0
     for m in linears:
         try:
