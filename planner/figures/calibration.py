@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from importlib import resources
 
 from pydantic import Field, ValidationError
 
 from planner.errors import from_validation
 from planner.spec.base import Strict
 from planner.spec.catalog import Card, Catalog, Dtype
+from planner.spec.shipped import shipped
 from planner.tomlio import parse_toml
 
 
@@ -87,7 +87,7 @@ def load_calibration() -> Calibration:
     """The shipped calibration (read once)."""
     global _CAL
     if _CAL is None:
-        res = resources.files("presets").joinpath("throughput.toml")
+        res = shipped("throughput.toml")
         name = str(res)
         try:
             _CAL = Calibration.model_validate(parse_toml(res.read_bytes(), name))
