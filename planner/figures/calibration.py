@@ -11,8 +11,6 @@ speed-ups around their geometric mean, for the same pair of cards (or cards of t
 where the table has no row), never narrower than the fit's own error (`min_band`).
 """
 
-from __future__ import annotations
-
 import math
 from dataclasses import dataclass
 

@@ -1,7 +1,5 @@
 """The card catalog: card models and their facts, shipped as `presets/cards.toml`."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Literal
 
@@ -122,7 +120,7 @@ class Catalog(Strict):
             raise InputError(f"unknown card {key!r}; known cards: {known}", file=file,
                              field=field) from None
 
-    def merged(self, other: Catalog) -> Catalog:
+    def merged(self, other: "Catalog") -> "Catalog":
         """This catalog with `other`'s cards added or replacing same-key cards."""
         return Catalog(cards={**self.cards, **other.cards})
 

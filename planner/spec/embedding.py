@@ -1,7 +1,5 @@
 """The embedding workload: a corpus and the settings fixed for the whole campaign."""
 
-from __future__ import annotations
-
 from typing import Any, Literal, Self
 
 from pydantic import (
