@@ -12,7 +12,7 @@ where the table has no row), never narrower than the fit's own error (`min_band`
 """
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from pydantic import Field, ValidationError
 
@@ -94,8 +94,7 @@ def load_calibration() -> Calibration:
     return _CAL
 
 
-@dataclass(frozen=True)
-class Speedup:
+class Speedup(NamedTuple):
     """How much faster a typical step runs on one card than on another, with its range."""
 
     typical: float

@@ -14,7 +14,6 @@ is written into the plan's decisions.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from typing import TYPE_CHECKING, Any
@@ -260,8 +259,8 @@ def apply_training(preset: Preset, training: Training, cfgs: list[Config], m: Me
             notes.append(f"{cfg.name}: micro-batch {mb} × accumulation {acc} kept on "
                          f"{card_key} ({how}; planned peak {peak:.2f} of {budget:.1f} GiB)")
         warnings += [f"{cfg.name}: {flag}" for flag in cm.flags]
-        out.append(dataclasses.replace(
-            cfg, step_time=step, peak_memory=memory_figure(cm, m, card_key, catalog),
+        out.append(cfg._replace(
+            step_time=step, peak_memory=memory_figure(cm, m, card_key, catalog),
             micro_batch=mb, accumulation=acc, peak_gib=peak, fits=fits, reason=reason,
             decision=decision))
     return out, notes, warnings
