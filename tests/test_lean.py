@@ -81,9 +81,9 @@ def test_lean_process_keeps_a_higher_threshold_it_finds(monkeypatch: pytest.Monk
     monkeypatch.setattr(lean.atexit, "register", registered.append)
     monkeypatch.setenv(lean.PLUGINS, "logfire")
     try:
-        gc.set_threshold(500_000, *before[1:])
+        gc.set_threshold(lean.GC_THRESHOLD * 5, *before[1:])
         lean.lean_process()
-        assert gc.get_threshold() == (500_000, *before[1:])
+        assert gc.get_threshold() == (lean.GC_THRESHOLD * 5, *before[1:])
         assert registered == [gc.freeze]
     finally:
         gc.set_threshold(*before)
