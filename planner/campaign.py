@@ -11,7 +11,6 @@ from planner.errors import InputError
 from planner.figures import measured
 from planner.figures.analytic_tier import disagreements
 from planner.figures.estimates import DEFAULT_ESTIMATE, entered_configs, figures_on
-from planner.figures.multicard import entered_note
 from planner.planning import discipline
 from planner.planning.packing import Job, Packing, Solver, pack
 from planner.planning.packing_why import Reasons, jobs_of
@@ -294,6 +293,8 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
                                                     card, catalog, estimate)
         warnings += more
     elif training.cards_per_run > 1:
+        from planner.figures.multicard import entered_note  # only for runs on several cards
+
         notes.append(entered_note(training.cards_per_run))
     warnings += disagreements(preset, derived, {cfg.name: cfg.step_time for cfg in cfgs},
                               catalog)

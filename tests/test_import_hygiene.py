@@ -70,7 +70,8 @@ sys.argv = ["campaign-planner", "--preset", "ablation-30d", "--out", sys.argv[1]
 from planner.cli import console
 rc = console()
 unneeded = {"importlib.resources", "zipfile", "planner.measure", "planner.measure.stack",
-            "pydantic.functional_serializers", "planner.figures.measurements"}
+            "pydantic.functional_serializers", "planner.figures.measurements",
+            "planner.figures.multicard"}
 print(rc, sorted(unneeded & set(sys.modules)))
 """
 
@@ -80,7 +81,7 @@ def test_a_plain_training_plan_loads_only_what_it_uses(tmp_path: Path) -> None:
     # is off. The shipped files are found without importlib.resources (and its zip
     # support); the stack preflight loads only for an order whose CUDA is older than the
     # card's; no model needs pydantic's serializer decorators; measurements load only when
-    # given.
+    # given, and multi-card terms only for runs on several cards.
     proc = subprocess.run([sys.executable, "-c", LIGHT, str(tmp_path / "o")],
                           capture_output=True, text=True, check=True)
     assert proc.stdout.strip().splitlines()[-1] == "0 []"

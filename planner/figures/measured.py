@@ -19,7 +19,6 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from planner.errors import InputError
-from planner.figures.multicard import multi_card
 from planner.figures.scaling import analytic_step_time, planned_on, scale_step_time
 from planner.spec.catalog import Card, Catalog
 from planner.spec.costs import Estimate, Figure
@@ -220,6 +219,8 @@ def apply_training(preset: Preset, training: Training, cfgs: list[Config], m: Me
                    ) -> tuple[list[Config], list[str], list[str]]:
     """The configurations with measured figures; notes for the decisions; warnings. A
     configuration the measurements did not time keeps its previous figures whole."""
+    from planner.figures.multicard import multi_card  # loads only for measured plans
+
     budget = memory_budget(card, preset.overheads)
     measured = m.by_config()
     out: list[Config] = []
