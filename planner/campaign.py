@@ -11,8 +11,6 @@ from planner.errors import InputError
 from planner.figures import measured
 from planner.figures.analytic_tier import disagreements
 from planner.figures.estimates import DEFAULT_ESTIMATE, entered_configs, figures_on
-from planner.figures.multicard import entered_note
-from planner.measure.stack import cuda_finding
 from planner.planning import discipline
 from planner.planning.packing import Job, Packing, Solver, pack
 from planner.planning.packing_why import Reasons, jobs_of
@@ -76,7 +74,13 @@ def check(preset: Preset, catalog: Catalog, source: str | None = None) -> tuple[
     card = catalog.get(c.card, file=source, field="campaign.card")
     warnings: list[str] = []
     order = preset.order
-    cuda = cuda_finding(card, order.cuda)
+    cuda = None
+    if _version(order.cuda) < _version(card.min_cuda):
+        # The stack preflight, and the measuring package it is part of, load only for an
+        # order whose CUDA is older than the card's first: it decides what that means.
+        from planner.measure.stack import cuda_finding
+
+        cuda = cuda_finding(card, order.cuda)
     if cuda is not None and cuda[0] == "warn":
         warnings.append(f"order.cuda: {cuda[1]}")
     elif cuda is not None:
@@ -289,6 +293,8 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
                                                     card, catalog, estimate)
         warnings += more
     elif training.cards_per_run > 1:
+        from planner.figures.multicard import entered_note  # only for runs on several cards
+
         notes.append(entered_note(training.cards_per_run))
     warnings += disagreements(preset, derived, {cfg.name: cfg.step_time for cfg in cfgs},
                               catalog)

@@ -62,3 +62,26 @@ def test_a_plain_plan_never_loads_the_optimizer(tmp_path: Path) -> None:
         proc = subprocess.run([sys.executable, "-c", PLAIN, *args], capture_output=True,
                               text=True, check=True)
         assert proc.stdout.strip().splitlines()[-1] == "0 []"
+
+
+LIGHT = """
+import sys
+sys.argv = ["campaign-planner", "--preset", "ablation-30d", "--out", sys.argv[1]]
+from planner.cli import console
+rc = console()
+unneeded = {"importlib.resources", "zipfile", "planner.measure", "planner.measure.stack",
+            "pydantic.functional_serializers", "planner.figures.measurements",
+            "planner.figures.multicard"}
+print(rc, sorted(unneeded & set(sys.modules)))
+"""
+
+
+def test_a_plain_training_plan_loads_only_what_it_uses(tmp_path: Path) -> None:
+    # Run as the command runs it: pydantic's plugin search, which loads importlib.metadata,
+    # is off. The shipped files are found without importlib.resources (and its zip
+    # support); the stack preflight loads only for an order whose CUDA is older than the
+    # card's; no model needs pydantic's serializer decorators; measurements load only when
+    # given, and multi-card terms only for runs on several cards.
+    proc = subprocess.run([sys.executable, "-c", LIGHT, str(tmp_path / "o")],
+                          capture_output=True, text=True, check=True)
+    assert proc.stdout.strip().splitlines()[-1] == "0 []"

@@ -81,9 +81,47 @@ def test_lean_process_keeps_a_higher_threshold_it_finds(monkeypatch: pytest.Monk
     monkeypatch.setattr(lean.atexit, "register", registered.append)
     monkeypatch.setenv(lean.PLUGINS, "logfire")
     try:
-        gc.set_threshold(500_000, *before[1:])
+        gc.set_threshold(lean.GC_THRESHOLD * 5, *before[1:])
         lean.lean_process()
-        assert gc.get_threshold() == (500_000, *before[1:])
+        assert gc.get_threshold() == (lean.GC_THRESHOLD * 5, *before[1:])
         assert registered == [gc.freeze]
     finally:
         gc.set_threshold(*before)
+
+
+END = """
+import atexit, sys, types
+from planner.cli import lean
+atexit.register(print, " and the exit handler ran")
+if sys.argv[1] == "command":
+    # As `python -m planner` runs: the process is the command's own.
+    sys.modules["__main__"].__spec__ = types.SimpleNamespace(name="planner.__main__")
+print("planned", end="")  # still in stdout's buffer: flushed before the process ends
+print(lean.end_process(3), "returned")
+"""
+
+
+def test_the_command_s_process_ends_after_its_exit_handlers_with_its_status() -> None:
+    proc = subprocess.run([sys.executable, "-c", END, "command"], capture_output=True,
+                          text=True)
+    assert (proc.returncode, proc.stdout) == (3, "planned and the exit handler ran\n")
+
+
+def test_a_program_calling_the_command_in_passing_exits_as_usual() -> None:
+    proc = subprocess.run([sys.executable, "-c", END, "library"], capture_output=True,
+                          text=True)
+    assert (proc.returncode, proc.stdout) == (0, "planned3 returned\n and the exit handler ran\n")
+
+
+def test_the_headless_command_skips_only_the_interpreter_s_teardown(tmp_path: Path) -> None:
+    # `python -v` reports the teardown ("# cleanup[...]"): a headless plan's process has
+    # none, and still writes both files, prints its summary and exits 0; other commands
+    # end as usual.
+    plan = subprocess.run([sys.executable, "-v", "-m", "planner", "--preset", "ablation-7d",
+                           "--out", str(tmp_path / "o")], capture_output=True, text=True)
+    assert plan.returncode == 0
+    assert "Wrote " in plan.stdout and (tmp_path / "o" / "order.toml").is_file()
+    assert "# cleanup[" not in plan.stderr
+    listing = subprocess.run([sys.executable, "-v", "-m", "planner", "presets"],
+                             capture_output=True, text=True)
+    assert listing.returncode == 0 and "# cleanup[" in listing.stderr

@@ -12,10 +12,16 @@ cost it a sizeable share of that time and buy it nothing:
   are turned back on, so nothing a user sets is ever overridden.
 - The cyclic garbage collector runs every 700 new container objects, about 70 passes over
   a heap that only grows while modules, models and validators are built, and that is freed
-  at exit anyway. A higher threshold keeps it to a few passes; memory stays bounded. At
+  at exit anyway, and that find nothing to free. A threshold of a million keeps a plain
+  plan (about half a million new containers) from any pass; memory stays bounded. At
   exit, Python collects once more over every module's objects while tearing them down,
   about a fifth of the process's time: the heap is frozen first (after the exit handlers
   have run), so that pass skips what the operating system frees anyway.
+- Even so, tearing the interpreter down frees the heap of modules, models and validators
+  one object at a time, a few milliseconds the operating system does at once when the
+  process ends. In the command's own process (its console script, or `python -m
+  planner`), once the plan is done, the process ends as any exit would (stdout and stderr
+  flushed, every exit handler run, the same status) but without that teardown.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import gc
 import importlib
 import os
 import sys
+import threading
 import types
 from collections.abc import Iterable
 
@@ -37,7 +44,7 @@ OFF = ("__all__", "1", "true")
 LOADER = "pydantic.plugin._loader"
 """Pydantic's plugin loader module."""
 
-GC_THRESHOLD = 100_000
+GC_THRESHOLD = 1_000_000
 """New container objects between two collections of the youngest generation."""
 
 
@@ -76,3 +83,30 @@ def lean_process() -> None:
     # Registered first, so run last: every other exit handler (temporary folders' cleanup)
     # runs before, with the collector as it was.
     atexit.register(gc.freeze)
+
+
+def _is_the_command() -> bool:
+    """Whether this process runs the `campaign-planner` command itself, its console script
+    or `python -m planner`, rather than a program that calls `console` along the way."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if spec is not None:
+        return bool(spec.name == "planner.__main__")
+    return os.path.basename(getattr(main, "__file__", "") or "") == "campaign-planner"
+
+
+def end_process(status: int) -> int:
+    """End the command's process with `status` without the interpreter's teardown (see the
+    module's docstring): exit handlers run and stdout and stderr are flushed first, as at
+    any exit. Returns `status`, for the caller to exit with as usual, where the process is
+    not the command's own, another thread still runs, or flushing fails (a closed pipe,
+    which the interpreter then reports as it always does)."""
+    if not _is_the_command() or threading.active_count() > 1:
+        return status
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        return status
+    os._exit(status)

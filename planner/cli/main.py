@@ -212,15 +212,17 @@ def console() -> int:
     A headless plan validates only the planner's own models, for which no pydantic plugin
     is of use, and exits within a fraction of a second: that process skips pydantic's plugin
     search, unless PYDANTIC_DISABLE_PLUGINS is already set, and collects garbage rarely
-    (`planner.cli.lean`). Only the headless plan does: other commands and the terminal UI start
+    and, in its own process, ends without the interpreter's teardown (`planner.cli.lean`).
+    Only the headless plan does: other commands and the terminal UI start
     processes (runs, measurements) that inherit the environment, and importing `planner` as
     a library changes nothing.
     """
     argv = sys.argv[1:]
     if argv and argv[0] not in COMMANDS and "--tui" not in argv:
-        from planner.cli.lean import lean_process
+        from planner.cli.lean import end_process, lean_process
 
         lean_process()
+        return end_process(main(argv))
     return main(argv)
 
 

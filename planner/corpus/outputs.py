@@ -1,7 +1,5 @@
 """What a corpus scan found, and the corpus part of an embedding plan (output models)."""
 
-from __future__ import annotations
-
 from planner.spec.base import Lax
 from planner.spec.embedding import TokenLengths
 

@@ -22,8 +22,7 @@ their fp32 copy for the loss and its gradient).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 GIB = 2**30
 OPTIMIZER_BYTES = {"adam": 8, "adamw": 8, "sgd": 4}
@@ -40,8 +39,7 @@ def inference_flops(params: float, tokens: float) -> float:
     return 2.0 * params * tokens
 
 
-@dataclass(frozen=True)
-class ParamCount:
+class ParamCount(NamedTuple):
     """Parameters of a reference model."""
 
     total: int
@@ -52,8 +50,7 @@ class ParamCount:
     """Weights used in matrix products (what FLOPs scale with)."""
 
 
-@dataclass(frozen=True)
-class MemoryBreakdown:
+class MemoryBreakdown(NamedTuple):
     """Device memory of one step, in bytes, by kind."""
 
     weights: float

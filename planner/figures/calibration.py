@@ -11,17 +11,15 @@ speed-ups around their geometric mean, for the same pair of cards (or cards of t
 where the table has no row), never narrower than the fit's own error (`min_band`).
 """
 
-from __future__ import annotations
-
 import math
-from dataclasses import dataclass
-from importlib import resources
+from typing import NamedTuple
 
 from pydantic import Field, ValidationError
 
 from planner.errors import from_validation
 from planner.spec.base import Strict
 from planner.spec.catalog import Card, Catalog, Dtype
+from planner.spec.shipped import shipped
 from planner.tomlio import parse_toml
 
 
@@ -87,7 +85,7 @@ def load_calibration() -> Calibration:
     """The shipped calibration (read once)."""
     global _CAL
     if _CAL is None:
-        res = resources.files("presets").joinpath("throughput.toml")
+        res = shipped("throughput.toml")
         name = str(res)
         try:
             _CAL = Calibration.model_validate(parse_toml(res.read_bytes(), name))
@@ -96,8 +94,7 @@ def load_calibration() -> Calibration:
     return _CAL
 
 
-@dataclass(frozen=True)
-class Speedup:
+class Speedup(NamedTuple):
     """How much faster a typical step runs on one card than on another, with its range."""
 
     typical: float

@@ -14,13 +14,11 @@ is written into the plan's decisions.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from typing import TYPE_CHECKING, Any
 
 from planner.errors import InputError
-from planner.figures.multicard import multi_card
 from planner.figures.scaling import analytic_step_time, planned_on, scale_step_time
 from planner.spec.catalog import Card, Catalog
 from planner.spec.costs import Estimate, Figure
@@ -221,6 +219,8 @@ def apply_training(preset: Preset, training: Training, cfgs: list[Config], m: Me
                    ) -> tuple[list[Config], list[str], list[str]]:
     """The configurations with measured figures; notes for the decisions; warnings. A
     configuration the measurements did not time keeps its previous figures whole."""
+    from planner.figures.multicard import multi_card  # loads only for measured plans
+
     budget = memory_budget(card, preset.overheads)
     measured = m.by_config()
     out: list[Config] = []
@@ -260,8 +260,8 @@ def apply_training(preset: Preset, training: Training, cfgs: list[Config], m: Me
             notes.append(f"{cfg.name}: micro-batch {mb} × accumulation {acc} kept on "
                          f"{card_key} ({how}; planned peak {peak:.2f} of {budget:.1f} GiB)")
         warnings += [f"{cfg.name}: {flag}" for flag in cm.flags]
-        out.append(dataclasses.replace(
-            cfg, step_time=step, peak_memory=memory_figure(cm, m, card_key, catalog),
+        out.append(cfg._replace(
+            step_time=step, peak_memory=memory_figure(cm, m, card_key, catalog),
             micro_batch=mb, accumulation=acc, peak_gib=peak, fits=fits, reason=reason,
             decision=decision))
     return out, notes, warnings

@@ -19,7 +19,7 @@ NCCL's buffers:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from planner.spec.catalog import Card
 
@@ -30,8 +30,7 @@ NCCL_GIB = 0.5
 """NCCL's communication buffers per card (outside torch's allocator)."""
 
 
-@dataclass(frozen=True)
-class MultiCard:
+class MultiCard(NamedTuple):
     """What running on `cards` cards adds to a one-card step."""
 
     cards: int

@@ -13,7 +13,7 @@ transfer at all: the analytic tier takes over.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from planner.figures.calibration import analytic_seconds, speedup
 from planner.spec.catalog import Card, Catalog, Dtype
@@ -23,8 +23,7 @@ LOW_MFU = 0.05
 HIGH_MFU = 1.0
 
 
-@dataclass(frozen=True)
-class Rates:
+class Rates(NamedTuple):
     """What a device can do: dense peak for the dtype and memory bandwidth."""
 
     name: str
@@ -57,8 +56,7 @@ def mfu_flags(value: float | None) -> list[str]:
     return []
 
 
-@dataclass(frozen=True)
-class Span:
+class Span(NamedTuple):
     """An estimated step time: the calibrated value and the fast and slow ends."""
 
     typical: float

@@ -7,13 +7,12 @@ error unless the variant carries an explicit waiver, which turns it into a plan 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from planner.spec.preset import Training, Variant
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """One break of the rule, with the field at fault."""
 
     field: str

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from planner.planning.schedule import EPS_H, Placement
 
@@ -17,8 +16,7 @@ __all__ = ["EPS_H", "Job", "Key", "Packing", "Placement", "Solver", "capacity_bo
 Solver = Literal["fast", "cp-sat"]
 
 
-@dataclass(frozen=True)
-class Job:
+class Job(NamedTuple):
     """One run to place: hours, cards held at once, seed layer, and the run it follows."""
 
     duration: float
@@ -40,8 +38,7 @@ Key = tuple[int, int, int, float, float]
 """The objective as a tuple to maximize: sets, matrix runs, evaluations, −first end, −last."""
 
 
-@dataclass(frozen=True)
-class Packing:
+class Packing(NamedTuple):
     """A packing and what is known about it."""
 
     placements: list[Placement | None]

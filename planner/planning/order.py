@@ -1,7 +1,5 @@
 """The rental order that matches a plan."""
 
-from __future__ import annotations
-
 import math
 from typing import Literal
 

@@ -1,7 +1,5 @@
 """The Plan: what every front end shows, and what `plan.toml` holds."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal, Self
 
 from pydantic import Field, field_validator, model_validator

@@ -1,8 +1,5 @@
 """The card catalog: card models and their facts, shipped as `presets/cards.toml`."""
 
-from __future__ import annotations
-
-from importlib import resources
 from pathlib import Path
 from typing import Literal
 
@@ -11,6 +8,7 @@ from pydantic import Field, ValidationError, field_validator
 from planner.errors import InputError, from_validation
 from planner.spec import bounds
 from planner.spec.base import Strict
+from planner.spec.shipped import shipped
 from planner.tomlio import parse_toml, read_toml
 
 Dtype = Literal["fp32", "tf32", "bf16", "fp16", "fp8"]
@@ -122,14 +120,14 @@ class Catalog(Strict):
             raise InputError(f"unknown card {key!r}; known cards: {known}", file=file,
                              field=field) from None
 
-    def merged(self, other: Catalog) -> Catalog:
+    def merged(self, other: "Catalog") -> "Catalog":
         """This catalog with `other`'s cards added or replacing same-key cards."""
         return Catalog(cards={**self.cards, **other.cards})
 
 
 def shipped_catalog_path() -> str:
     """Where the shipped catalog lives (for messages)."""
-    return str(resources.files("presets").joinpath("cards.toml"))
+    return str(shipped("cards.toml"))
 
 
 def _parse(data: dict, file: str | Path) -> Catalog:
@@ -146,9 +144,8 @@ def load_catalog(extra: str | Path | None = None) -> Catalog:
     """The shipped catalog, merged with a user's catalog file when one is given."""
     global _SHIPPED
     if _SHIPPED is None:
-        res = resources.files("presets").joinpath("cards.toml")
-        _SHIPPED = _parse(parse_toml(res.read_bytes(), shipped_catalog_path()),
-                          shipped_catalog_path())
+        path = shipped_catalog_path()
+        _SHIPPED = _parse(parse_toml(shipped("cards.toml").read_bytes(), path), path)
     if extra is None:
         return _SHIPPED
     user = read_toml(extra)

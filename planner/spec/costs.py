@@ -1,8 +1,6 @@
 """Figures with provenance: every step time, peak memory or throughput says where it came from
 and which card it holds for."""
 
-from __future__ import annotations
-
 from typing import Literal, Self
 
 from pydantic import Field, model_validator

@@ -1,16 +1,9 @@
 """The embedding workload: a corpus and the settings fixed for the whole campaign."""
 
-from __future__ import annotations
+import operator
+from typing import Literal, Self
 
-from typing import Any, Literal, Self
-
-from pydantic import (
-    Field,
-    SerializerFunctionWrapHandler,
-    field_validator,
-    model_serializer,
-    model_validator,
-)
+from pydantic import Field, field_validator, model_validator
 
 from planner.spec import bounds
 from planner.spec.base import Strict
@@ -38,19 +31,12 @@ class TokenLengths(Strict):
     source: Literal["entered", "scanned", "approximate"] = "entered"
     """`entered` by hand, `scanned` with the real tokenizer, or `approximate` (a declared
     approximation of token counts)."""
-    prompt_included: bool = False
+    # Left out of a dump while false: a preset's fingerprint, hence its campaign id and
+    # export folders, stays what it was before the setting existed.
+    prompt_included: bool = Field(default=False, exclude_if=operator.not_)
     """Whether these lengths already count the campaign's prompt before each document (as
     `corpus scan` does when the preset has one); otherwise the planner adds the prompt's
     tokens to every length."""
-
-    @model_serializer(mode="wrap")
-    def _without_default_flag(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # Left out while false: a preset's fingerprint, hence its campaign id and export
-        # folders, stays what it was before the setting existed.
-        data: dict[str, Any] = handler(self)
-        if not self.prompt_included:
-            data.pop("prompt_included", None)
-        return data
 
     @model_validator(mode="after")
     def _ordered(self) -> Self:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from planner.errors import InputError, from_validation
 from planner.spec.preset import Preset
+from planner.spec.shipped import FOLDER, shipped
 from planner.tomlio import parse_toml, read_toml
 
 DEFAULT_PRESET = "ablation-7d"
@@ -17,7 +17,7 @@ DEFAULT_PRESET = "ablation-7d"
 def shipped_presets() -> dict[str, str]:
     """Shipped preset names and their one-line purpose (the file's first comment)."""
     out: dict[str, str] = {}
-    for entry in sorted(resources.files("presets").iterdir(), key=lambda e: e.name):
+    for entry in sorted(FOLDER.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".toml") and entry.name not in ("cards.toml", "throughput.toml"):
             first = entry.read_text(encoding="utf-8").splitlines()[0]
             out[entry.name[:-5]] = first.lstrip("# ").strip()
@@ -34,7 +34,7 @@ def preset_source(name_or_path: str) -> tuple[str, bytes]:
             raise InputError("file not found", file=p) from None
         except OSError as exc:
             raise InputError(f"cannot read: {exc.strerror}", file=p) from None
-    entry = resources.files("presets").joinpath(f"{name_or_path}.toml")
+    entry = shipped(f"{name_or_path}.toml")
     if not entry.is_file():
         known = ", ".join(shipped_presets())
         raise InputError(f"no shipped preset {name_or_path!r} and no such file; shipped: "

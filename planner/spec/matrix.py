@@ -7,16 +7,14 @@ all, and so on; robustness controls come last, each after the run it evaluates.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from planner.spec.catalog import Card, Catalog
 from planner.spec.costs import Figure
 from planner.spec.preset import Costed, FactorValue, Overheads, Training
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(NamedTuple):
     """One configuration of the matrix (the baseline or a variant) as it will run."""
 
     name: str
@@ -33,8 +31,7 @@ class Config:
     warnings: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class RunSpec:
+class RunSpec(NamedTuple):
     """One run before placement."""
 
     id: str
@@ -46,7 +43,6 @@ class RunSpec:
     depends_on: int = -1
     robustness: str = ""
     steps: int = 0
-    notes: list[str] = field(default_factory=list)
 
 
 def fmt_value(v: FactorValue) -> str:

@@ -31,8 +31,6 @@ Any other factor (data, learning rate, filters …) does not change the cost of 
 configuration is measured as the same workload as the one it matches and says so.
 """
 
-from __future__ import annotations
-
 from typing import Any, Literal, Self
 
 from pydantic import Field, model_validator

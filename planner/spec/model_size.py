@@ -12,8 +12,6 @@ describes the real model, in one of two ways:
   checkpointing, and no memory figure is derived.
 """
 
-from __future__ import annotations
-
 from typing import Self
 
 from pydantic import Field, model_validator

@@ -4,8 +4,6 @@ Every model is strict: unknown keys are refused and each field carries a docstri
 becomes its JSON Schema description and its help text.
 """
 
-from __future__ import annotations
-
 import re
 from typing import Literal, Self
 

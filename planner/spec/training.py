@@ -1,7 +1,5 @@
 """The training workload (ablation and adaptation): baseline, one-factor variants, seeds."""
 
-from __future__ import annotations
-
 import math
 import re
 from typing import Annotated, Literal, Self
