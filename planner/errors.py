@@ -62,8 +62,8 @@ PATTERNS: dict[str, str] = {
                                      "must start with a letter or digit",
     r"^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*$": "must name a function as "
                                                           "module:function",
-    r"^\d+\.\d+$": "must be a version like 12.6",
-    r"^\d+\.\d+(\.\d+)?$": "must be a version like 2.7 or 2.7.1",
+    r"^\d{1,4}\.\d{1,4}$": "must be a version like 12.6",
+    r"^\d{1,4}\.\d{1,4}(\.\d{1,4})?$": "must be a version like 2.7 or 2.7.1",
 }
 """The schema's patterns, in words."""
 

@@ -239,3 +239,13 @@ def test_only_the_headless_plan_command_skips_pydantic_plugins(
     env["PYDANTIC_DISABLE_PLUGINS"] = "logfire"
     assert console() == 0
     assert env["PYDANTIC_DISABLE_PLUGINS"] == "logfire"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_an_output_that_cannot_be_written_is_one_line_and_exit_1() -> None:
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "planner", "--preset", "ablation-7d"],
+                              stdout=full, stderr=subprocess.PIPE, text=True, check=False)
+    assert proc.returncode == 1
+    assert proc.stderr == ("campaign-planner: error: cannot write the output: No space left "
+                           "on device\n")

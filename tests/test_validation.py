@@ -64,6 +64,8 @@ CASES = [
     ("overheads.stack_check_hours", 200.0, "overheads", "no usable time"),
     ("overheads.eval_minutes", -1.0, "overheads.eval_minutes", "must be at least 0"),
     ("campaign.name", "my campaign", "campaign.name", "only letters, digits"),
+    ("order.cuda", "twelve", "order.cuda", "must be a version like 12.6"),
+    ("order.pytorch", "2.x", "order.pytorch", "must be a version like 2.7 or 2.7.1"),
 ]
 
 
@@ -148,3 +150,20 @@ def test_every_shipped_preset_plans_and_is_labelled_entered(name: str) -> None:
     if plan.assumptions.throughput_tokens_per_s is not None:
         figures.append(plan.assumptions.throughput_tokens_per_s)
     assert figures and all(f.source == "entered" for f in figures)
+
+
+def test_every_pattern_of_the_schema_has_plain_words() -> None:
+    from planner.errors import PATTERNS
+    from planner.spec.catalog import Catalog
+    from planner.spec.preset import Preset
+
+    def patterns(node: Any) -> set[str]:
+        if isinstance(node, dict):
+            return set().union(*(({v} if k == "pattern" else patterns(v))
+                                 for k, v in node.items()))
+        if isinstance(node, list):
+            return set().union(*(patterns(v) for v in node))
+        return set()
+
+    found = patterns(Preset.model_json_schema()) | patterns(Catalog.model_json_schema())
+    assert found and found <= set(PATTERNS)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -203,6 +204,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        # The output could not be written (a full disk, a terminal gone): one line, and
+        # what is still buffered is dropped so that the exit does not fail on it again.
+        _drop_stdout()
+        print(f"campaign-planner: error: cannot write the output: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 1
+
+
+def _drop_stdout() -> None:
+    """Point standard output at the null device (after a write to it failed)."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def console() -> int:
