@@ -30,6 +30,7 @@ from planner.spec.costs import Estimate, MeasuredFrom
 from planner.spec.matrix import Config, RunSpec, configs, expand, fmt_value, memory_budget
 from planner.spec.paths import run_id_problem
 from planner.spec.preset import FactorValue, Preset, Training
+from planner.spec.sweeps import sweep_notes
 from planner.spec.templates import Args, TemplateError, render
 
 if TYPE_CHECKING:
@@ -306,7 +307,8 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     packing = pack(jobs, c.cards, usable, solver=solver, time_limit_s=time_limit_s)
     runs, missing = _training_runs(preset, training, cid, specs, jobs, packing, usable, offset,
                                    source)
-    decisions = [*notes, *(cfg.decision for cfg in cfgs if cfg.decision)]
+    decisions = [*sweep_notes(training.baseline, training.sweeps), *notes,
+                 *(cfg.decision for cfg in cfgs if cfg.decision)]
     warnings += _training_warnings(cfgs, runs, missing, entered_configs(preset, cfgs, before))
     summary = summarize(preset, training, cfgs, specs, runs, usable, price, packing)
     figures = [

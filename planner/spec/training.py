@@ -1,6 +1,7 @@
 """The training workload (ablation and adaptation): baseline, one-factor variants, seeds."""
 
 import math
+import operator
 import re
 from typing import Annotated, Literal, Self
 
@@ -12,9 +13,9 @@ from planner.spec.costs import Figure
 from planner.spec.measure import MeasureSpec
 from planner.spec.model_size import ModelSize
 from planner.spec.paths import NAME_CHARS, check_root
+from planner.spec.sweeps import VARIANT_NAME, FactorValue, Sweep, expand
 from planner.spec.templates import TRAINING_PLACEHOLDERS, check_template
 
-FactorValue = str | int | float | bool
 Seed = Annotated[int, Field(ge=-(2**63), lt=2**63)]
 """A seed: a signed 64-bit integer."""
 MAX_SEEDS = 1000
@@ -74,13 +75,20 @@ class Baseline(Costed):
 class Variant(Costed):
     """One ablation: the baseline with exactly one factor changed."""
 
-    name: str = Field(pattern=SLUG, max_length=NAME_CHARS)
-    """Variant name, used in run ids; at most 64 characters."""
+    name: str = Field(pattern=VARIANT_NAME, max_length=NAME_CHARS)
+    """Variant name, used in run ids: letters, digits, `.`, `_`, `-` and `=`; at most 64
+    characters."""
     changes: dict[str, FactorValue]
     """The factor this variant changes and its new value, e.g. `{ loss = "ce" }`."""
     waive_one_factor: str = ""
     """A reason to accept a variant that breaks the one-factor rule; the break becomes a
     warning carried into the plan instead of an error."""
+    # Left out of a dump while empty, as `sweeps` below: a preset without sweeps keeps
+    # its fingerprint, hence its campaign id and run ids.
+    sweep: str = Field(default="", exclude_if=operator.not_)
+    """The factor of the sweep this variant was expanded from (written by the planner when
+    it saves a preset; empty for a variant written by hand). Such a variant is made again
+    from its sweep whenever the preset loads."""
 
     @field_validator("changes")
     @classmethod
@@ -126,7 +134,11 @@ class Training(Strict):
     baseline: Baseline
     """The kept baseline."""
     variants: list[Variant] = Field(default=[], max_length=MAX_VARIANTS)
-    """The variants, written down before the first launch (at most 1000)."""
+    """The variants, written down before the first launch (at most 1000, with those the
+    sweeps expand into)."""
+    sweeps: list[Sweep] = Field(default=[], max_length=MAX_VARIANTS, exclude_if=operator.not_)
+    """Factor sweeps (`[[ablation.sweeps]]`): one baseline factor at several levels, each
+    level a variant changing only that factor, listed after the hand-written variants."""
     robustness: list[Robustness] = Field(default=[], max_length=MAX_CONTROLS)
     """Robustness controls: extra evaluations, scheduled last (at most 100)."""
     max_retries: int = Field(default=1, ge=0, le=1000)
@@ -165,6 +177,19 @@ class Training(Strict):
     @classmethod
     def _root(cls, v: str) -> str:
         return check_root(v)
+
+    @model_validator(mode="after")
+    def _expand_sweeps(self) -> Self:
+        # Runs before the checks below, which then judge the expanded list.
+        if not self.sweeps and not any(v.sweep for v in self.variants):
+            return self
+        hand = [v for v in self.variants if not v.sweep]
+        marked = [(i, v) for i, v in enumerate(self.variants) if v.sweep]
+        made = expand(self.baseline, self.sweeps, hand, marked)
+        if len(hand) + len(made) > MAX_VARIANTS:
+            raise ValueError(f"@sweeps: with the sweeps' {len(made)} variants there would be "
+                             f"{len(hand) + len(made)}; at most {MAX_VARIANTS} are planned")
+        return self.model_copy(update={"variants": [*hand, *made]})
 
     @model_validator(mode="after")
     def _batch_rule(self) -> Self:
