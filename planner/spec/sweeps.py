@@ -144,7 +144,8 @@ def expand(baseline: "Baseline", sweeps: "list[Sweep]", hand: "list[Variant]",
     """The variants the sweeps expand into, after `hand` (the variants written by hand).
 
     `marked` are (index, variant) of variants already carrying a `sweep` (a saved or
-    re-validated preset): each must be one the sweeps make, and is made again. Raises
+    re-validated preset): each must name a factor swept, and is made again from its sweep
+    (a changed baseline level may make other variants than before). Raises
     ValueError (`@field: message`) for a sweep of a factor the baseline lacks, and for a
     variant that collides with another by name or by factor and value."""
     from planner.spec.training import Variant
@@ -178,12 +179,12 @@ def expand(baseline: "Baseline", sweeps: "list[Sweep]", hand: "list[Variant]",
             taken[name] = where
             cells.append((sweep.factor, level, where))
             out.append(_variant(Variant, baseline, sweep, name, level))
-    made = {v.name for v in out}
+    swept = {sweep.factor for sweep in sweeps}
     for i, v in marked:
-        if v.name not in made:
+        if v.sweep not in swept:
             raise ValueError(f"@variants[{i}].sweep: variant {v.name!r} says it comes from "
-                             f"the sweep over {v.sweep!r}, which makes no such variant; remove "
-                             "`sweep` to keep it as a variant of its own")
+                             f"a sweep over {v.sweep!r}, and there is none; remove `sweep` "
+                             "to keep it as a variant of its own")
     return out
 
 
