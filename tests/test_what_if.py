@@ -117,3 +117,56 @@ def test_a_bad_value_is_one_line_and_nothing_written(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err, err
     assert not out.exists()
+
+
+def test_compare_takes_a_count_or_card_models_and_the_other_flags(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compare", "--preset", "ablation-7d", "--cards", "8", "--days", "3",
+                 "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows[0]["card"] == "a6000" and {r["cards"] for r in rows} == {8}
+    assert main(["compare", "--preset", "ablation-7d", "--cards", "a6000,l40s", "--seeds",
+                 "5", "--card", "l40s"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Override  card a6000 → l40s (command line)\n"
+                          "Override  seeds 0–2 (3 seeds) → 0–4 (5 seeds) (command line)\n")
+    assert "/30 " in out  # 6 configurations × 5 seeds
+    assert main(["compare", "--cards", "0"]) == 2
+    assert "--cards: must be at least 1" in capsys.readouterr().err
+
+
+def test_advise_pins_the_search_and_exports_what_the_edited_preset_exports(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    common = ["--created", CREATED, "--json", "--goal", "seeds:1"]
+    assert main(["advise", "--preset", "ablation-30d", "--card", "a6000", "--cards", "2",
+                 "--days", "30", "--seeds", "4", "--out", str(tmp_path / "a"), *common]) == 0
+    options = json.loads(capsys.readouterr().out)
+    assert [(o["card"], o["cards"], o["window_days"]) for o in options] == [("a6000", 2, 30)]
+    edited = _edited(tmp_path, "ablation-30d", {}, [0, 1, 2, 3])
+    assert main(["advise", "--preset", str(edited), "--cards", "a6000", "--counts", "2",
+                 "--windows", "30", "--out", str(tmp_path / "b"), *common]) == 0
+    assert json.loads(capsys.readouterr().out) == options
+    plan_a = (tmp_path / "a" / "plan.toml").read_text()
+    plan_b = (tmp_path / "b" / "plan.toml").read_text()
+    assert "seeds 0–4 (5 seeds) → 0–3 (4 seeds) (command line)" in plan_a
+    assert BLOCK.sub("", plan_a) == plan_b
+    assert (tmp_path / "a" / "order.toml").read_text() == \
+        (tmp_path / "b" / "order.toml").read_text()
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--cards", "4", "--counts", "2"], "--cards: give --cards N or --counts, not both"),
+    (["--card", "a6000", "--cards", "a40"], "--card: give --card KEY or --cards A,B"),
+    (["--days", "7", "--windows", "3"], "--days: give --days/--hours or --windows"),
+    (["--hours", "100"], "--hours: advise orders whole days"),
+    (["--days", "14"], "--days: 14 days cannot be ordered"),
+    (["--card", "nope"], "--card: unknown card 'nope'"),
+    (["--seeds", "3,3"], "--seeds: seed 3 is listed twice"),
+])
+def test_advise_refuses_flags_that_contradict_its_search(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str],
+        message: str) -> None:
+    assert main(["advise", *flags, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+    assert not (tmp_path / "o").exists()
