@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from planner.spec.factors import same_value
 from planner.spec.preset import Training, Variant
-from planner.spec.sweeps import same_value
 
 
 class Finding(NamedTuple):

@@ -14,13 +14,12 @@ from pydantic import Field, field_validator, model_validator
 from planner.spec import bounds
 from planner.spec.base import Strict
 from planner.spec.costs import Figure
+from planner.spec.factors import FACTOR_NAME, FactorValue, check_factors, same_value
 from planner.spec.paths import NAME_CHARS
 
 if TYPE_CHECKING:
     from planner.spec.training import Baseline, Variant
 
-FactorValue = str | int | float | bool
-"""A factor's value: text, a whole number, a number or a flag."""
 
 MAX_LEVELS = 1000
 """Most levels one sweep may list."""
@@ -52,8 +51,6 @@ class Sweep(Strict):
     @field_validator("factor")
     @classmethod
     def _factor(cls, v: str) -> str:
-        from planner.spec.training import FACTOR_NAME
-
         if not FACTOR_NAME.fullmatch(v):
             raise ValueError(f"factor name {v[:80]!r} is not identifier-like: letters, "
                              "digits, `_`, `.` and `-`, starting with a letter or `_`, at "
@@ -63,8 +60,6 @@ class Sweep(Strict):
     @field_validator("levels")
     @classmethod
     def _levels(cls, v: list[FactorValue]) -> list[FactorValue]:
-        from planner.spec.training import check_factors
-
         for i, level in enumerate(v):
             check_factors({"level": level})
             for j in range(i):
@@ -101,15 +96,6 @@ def show(v: object) -> str:
     return str(v)
 
 
-def same_value(a: object, b: object) -> bool:
-    """Whether two factor values are the same level: TOML gives 1 and 1.0 different types,
-    and `True == 1` must not count as the same value."""
-    return (type(a) is type(b) and a == b) or (
-        isinstance(a, int | float) and isinstance(b, int | float)
-        and not isinstance(a, bool) and not isinstance(b, bool) and a == b
-    )
-
-
 def skipped_levels(baseline: "Baseline", sweeps: "list[Sweep]") -> list[tuple[int, int]]:
     """(sweep, level) of every level equal to the baseline's own value of the factor."""
     out = []
@@ -140,17 +126,16 @@ def sweep_notes(baseline: "Baseline", sweeps: "list[Sweep]") -> list[str]:
 
 
 def expand(baseline: "Baseline", sweeps: "list[Sweep]", hand: "list[Variant]",
-           marked: "list[tuple[int, Variant]]") -> "list[Variant]":
-    """The variants the sweeps expand into, after `hand` (the variants written by hand).
+           marked: "list[tuple[int, Variant]]") -> list[dict[str, Any]]:
+    """The fields of the variants the sweeps expand into, after `hand` (the variants
+    written by hand).
 
     `marked` are (index, variant) of variants already carrying a `sweep` (a saved or
     re-validated preset): each must name a factor swept, and is made again from its sweep
     (a changed baseline level may make other variants than before). Raises
     ValueError (`@field: message`) for a sweep of a factor the baseline lacks, and for a
     variant that collides with another by name or by factor and value."""
-    from planner.spec.training import Variant
-
-    out: list[Variant] = []
+    out: list[dict[str, Any]] = []
     skipped = set(skipped_levels(baseline, sweeps))
     taken: dict[str, str] = {v.name: f"variants {v.name!r}" for v in hand}
     cells = [(f, val, f"variants {v.name!r}") for v in hand for f, val in v.changes.items()
@@ -178,7 +163,7 @@ def expand(baseline: "Baseline", sweeps: "list[Sweep]", hand: "list[Variant]",
                                      f"{show(level)}, as {other} already does")
             taken[name] = where
             cells.append((sweep.factor, level, where))
-            out.append(_variant(Variant, baseline, sweep, name, level))
+            out.append(_variant(baseline, sweep, name, level))
     swept = {sweep.factor for sweep in sweeps}
     for i, v in marked:
         if v.sweep not in swept:
@@ -188,12 +173,12 @@ def expand(baseline: "Baseline", sweeps: "list[Sweep]", hand: "list[Variant]",
     return out
 
 
-def _variant(cls: Any, baseline: "Baseline", sweep: Sweep, name: str,
-             level: FactorValue) -> "Variant":
+def _variant(baseline: "Baseline", sweep: Sweep, name: str,
+             level: FactorValue) -> dict[str, Any]:
     own = sweep.memory_per_sample_gib
-    return cls(
-        name=name, changes={sweep.factor: level}, sweep=sweep.factor,
-        step_time_s=sweep.step_time_s or baseline.step_time_s,
-        peak_memory_gib=sweep.peak_memory_gib or baseline.peak_memory_gib,
-        memory_per_sample_gib=own if own is not None else baseline.memory_per_sample_gib,
-    )
+    return {
+        "name": name, "changes": {sweep.factor: level}, "sweep": sweep.factor,
+        "step_time_s": sweep.step_time_s or baseline.step_time_s,
+        "peak_memory_gib": sweep.peak_memory_gib or baseline.peak_memory_gib,
+        "memory_per_sample_gib": own if own is not None else baseline.memory_per_sample_gib,
+    }

@@ -1,8 +1,6 @@
 """The training workload (ablation and adaptation): baseline, one-factor variants, seeds."""
 
-import math
 import operator
-import re
 from typing import Annotated, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
@@ -10,10 +8,11 @@ from pydantic import Field, field_validator, model_validator
 from planner.spec import bounds
 from planner.spec.base import SLUG, Strict
 from planner.spec.costs import Figure
+from planner.spec.factors import FactorValue, check_factors
 from planner.spec.measure import MeasureSpec
 from planner.spec.model_size import ModelSize
 from planner.spec.paths import NAME_CHARS, check_root
-from planner.spec.sweeps import VARIANT_NAME, FactorValue, Sweep, expand
+from planner.spec.sweeps import VARIANT_NAME, Sweep, expand
 from planner.spec.templates import TRAINING_PLACEHOLDERS, check_template
 
 Seed = Annotated[int, Field(ge=-(2**63), lt=2**63)]
@@ -23,28 +22,6 @@ MAX_VARIANTS = 1000
 MAX_CONTROLS = 100
 MAX_RUNS = 100_000
 """Most runs a training matrix may expand to (configurations × seeds × (1 + controls))."""
-
-FACTOR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
-"""A factor name: identifier-like (dots and dashes allowed after the first character), at
-most 64 characters; it becomes `name=value` in {overrides}."""
-MAX_VALUE_CHARS = 1024
-"""Longest text value of a factor."""
-
-
-def check_factors(v: dict[str, FactorValue]) -> dict[str, FactorValue]:
-    """Factor names identifier-like; values finite numbers or bounded text."""
-    for name, value in v.items():
-        if not FACTOR_NAME.fullmatch(name):
-            raise ValueError(f"factor name {name[:80]!r} is not identifier-like: letters, "
-                             "digits, `_`, `.` and `-`, starting with a letter or `_`, at "
-                             "most 64 characters")
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"factor {name}: {value} is not a finite number")
-        if isinstance(value, str) and (len(value) > MAX_VALUE_CHARS or "\0" in value):
-            raise ValueError(f"factor {name}: text values are at most {MAX_VALUE_CHARS} "
-                             "characters, without NUL")
-    return v
-
 
 class Costed(Strict):
     """Step time and peak memory of one configuration, each with provenance."""
@@ -185,7 +162,7 @@ class Training(Strict):
             return self
         hand = [v for v in self.variants if not v.sweep]
         marked = [(i, v) for i, v in enumerate(self.variants) if v.sweep]
-        made = expand(self.baseline, self.sweeps, hand, marked)
+        made = [Variant(**v) for v in expand(self.baseline, self.sweeps, hand, marked)]
         if len(hand) + len(made) > MAX_VARIANTS:
             raise ValueError(f"@sweeps: with the sweeps' {len(made)} variants there would be "
                              f"{len(hand) + len(made)}; at most {MAX_VARIANTS} are planned")
