@@ -131,3 +131,16 @@ def test_schema_describes_sweeps(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["schema"]) == 0
     out = capsys.readouterr().out
     assert "Factor sweeps" in out and "one variant each" in out
+
+
+def test_adaptation_sweeps_and_controls_aimed_at_a_swept_variant() -> None:
+    data = tomllib.loads(shipped("adaptation-30d.toml").read_text())
+    data["adaptation"]["sweeps"] = [{"factor": "lora_rank", "levels": [4, 16, 32]}]
+    data["adaptation"]["robustness"][0]["applies_to"] = ["lora_rank=4"]
+    p = parse_preset(data, "a.toml")
+    t = p.adaptation
+    assert t is not None
+    assert [v.name for v in t.variants][-2:] == ["lora_rank=4", "lora_rank=32"]
+    plan = plan_campaign(p, load_catalog())
+    controls = [r for r in plan.runs if r.kind == "robustness"]
+    assert controls and {r.variant for r in controls} == {"lora_rank=4"}

@@ -170,3 +170,9 @@ def test_advise_refuses_flags_that_contradict_its_search(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err, err
     assert not (tmp_path / "o").exists()
+
+
+def test_the_ui_refuses_a_bad_flag_before_it_draws(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--tui", "--cards", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err == "campaign-planner: error: --cards: must be at least 1\n"
