@@ -74,7 +74,9 @@ def parser() -> Any:
     p.add_argument("--contact-email", metavar="EMAIL", help="with --out: order contact email")
     add_what_if(p, cards=False,
                 note="--card, --cards N and --days/--hours pin the search to that card, count "
-                     "or window; --seeds changes the seeds searched for")
+                     "or window; --seeds changes the seeds searched for",
+                days="the window in days, as --windows D: 3, 7, 30 or whole days beyond 30 "
+                     "(--hours: the same in hours)")
     return p
 
 

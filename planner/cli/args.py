@@ -46,17 +46,18 @@ WHAT_IF = ("the preset's rental and seeds, changed for this command without edit
 """The help of the what-if options."""
 
 
-def add_what_if(p: argparse.ArgumentParser, *, cards: bool = True,
-                note: str = "") -> argparse._ArgumentGroup:
-    """The what-if options `--card`, `--cards` (unless the command has its own), `--days`,
-    `--hours` and `--seeds`, read back by `what_if`."""
+def add_what_if(p: argparse.ArgumentParser, *, cards: bool = True, note: str = "",
+                days: str = "") -> argparse._ArgumentGroup:
+    """The what-if options `--card`, `--cards` (unless the command has its own), `--days`
+    (its help `days` when the command reads windows its own way), `--hours` and `--seeds`,
+    read back by `what_if`."""
     g = p.add_argument_group("what if", WHAT_IF + (f"; {note}" if note else ""))
     g.add_argument("--card", metavar="KEY", help="the card model (a catalog key)")
     if cards:
         g.add_argument("--cards", metavar="N", help="the number of cards rented")
     g.add_argument("--days", metavar="D",
-                   help="the window in days (3, 7 or 30 are ordered as such; other numbers "
-                        "as D × 24 hours)")
+                   help=days or "the window in days (3, 7 or 30 are ordered as such; other "
+                                "numbers as D × 24 hours)")
     g.add_argument("--hours", metavar="H", help="the window in hours (instead of --days)")
     g.add_argument("--seeds", metavar="N|A,B,...",
                    help="training: N seeds 0..N-1, or the seeds listed (a single seed S: "
