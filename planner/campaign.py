@@ -30,6 +30,7 @@ from planner.spec.costs import Estimate, MeasuredFrom
 from planner.spec.matrix import Config, RunSpec, configs, expand, fmt_value, memory_budget
 from planner.spec.paths import run_id_problem
 from planner.spec.preset import FactorValue, Preset, Training
+from planner.spec.sweeps import sweep_notes
 from planner.spec.templates import Args, TemplateError, render
 
 if TYPE_CHECKING:
@@ -183,7 +184,11 @@ def _check_ids(preset: Preset, training: Training, specs: list[RunSpec],
                source: str | None) -> None:
     """Refuse, before anything is planned, a run id too long to name its files."""
     section = preset.campaign.kind
-    variants = {v.name: i for i, v in enumerate(training.variants)}
+    sweeps = {sw.factor: i for i, sw in enumerate(training.sweeps)}
+    # A variant a sweep made is named by the sweep's names, not by a table of the file.
+    variants = {v.name: (f"{section}.sweeps[{sweeps[v.sweep]}].names" if v.sweep in sweeps
+                         else f"{section}.variants[{i}].name")
+                for i, v in enumerate(training.variants)}
     controls = {r.name: i for i, r in enumerate(training.robustness)}
     for spec in specs:
         problem = run_id_problem(spec.id)
@@ -193,8 +198,7 @@ def _check_ids(preset: Preset, training: Training, specs: list[RunSpec],
         parts = [(len(preset.campaign.id or preset.campaign.name),
                   "campaign.id" if preset.campaign.id else "campaign.name")]
         if spec.config.name in variants:
-            parts.append((len(spec.config.name),
-                          f"{section}.variants[{variants[spec.config.name]}].name"))
+            parts.append((len(spec.config.name), variants[spec.config.name]))
         if spec.robustness in controls:
             parts.append((len(spec.robustness),
                           f"{section}.robustness[{controls[spec.robustness]}].name"))
@@ -306,7 +310,8 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     packing = pack(jobs, c.cards, usable, solver=solver, time_limit_s=time_limit_s)
     runs, missing = _training_runs(preset, training, cid, specs, jobs, packing, usable, offset,
                                    source)
-    decisions = [*notes, *(cfg.decision for cfg in cfgs if cfg.decision)]
+    decisions = [*sweep_notes(training.baseline, training.sweeps), *notes,
+                 *(cfg.decision for cfg in cfgs if cfg.decision)]
     warnings += _training_warnings(cfgs, runs, missing, entered_configs(preset, cfgs, before))
     summary = summarize(preset, training, cfgs, specs, runs, usable, price, packing)
     figures = [

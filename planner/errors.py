@@ -60,6 +60,8 @@ PLAIN: dict[str, str] = {
 PATTERNS: dict[str, str] = {
     r"^[A-Za-z0-9][A-Za-z0-9._-]*$": "may hold only letters, digits, `.`, `_` and `-`, and "
                                      "must start with a letter or digit",
+    r"^[A-Za-z0-9][A-Za-z0-9._=-]*$": "may hold only letters, digits, `.`, `_`, `-` and `=`, "
+                                      "and must start with a letter or digit",
     r"^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*$": "must name a function as "
                                                           "module:function",
     r"^\d{1,4}\.\d{1,4}$": "must be a version like 12.6",

@@ -23,6 +23,7 @@ from planner.errors import InputError
 from planner.figures.measured import merge_measurements
 from planner.spec.catalog import Catalog, load_catalog
 from planner.spec.loading import DEFAULT_PRESET, load_preset, shipped_presets
+from planner.spec.overrides import Overrides, apply_overrides
 from planner.spec.preset import Preset
 from screens import state
 from screens.campaign import CampaignScreen
@@ -96,9 +97,11 @@ class PlannerApp(App[None]):
 
     def __init__(self, preset: Preset, *, source: str | None = None,
                  catalog: Catalog | None = None, created: datetime | None = None,
-                 out_dir: str | Path = "plan", measure: MeasureFn | None = None) -> None:
+                 out_dir: str | Path = "plan", measure: MeasureFn | None = None,
+                 what_if: tuple[Overrides, list[str]] | None = None) -> None:
         """`created` fixes the plan's timestamp (tests, reproducible exports); `measure`
-        replaces `planner.measure.measure_preset` (tests)."""
+        replaces `planner.measure.measure_preset` (tests); `what_if`: the command line's
+        overrides already applied to `preset`, and their words."""
         super().__init__()
         self.catalog = catalog or load_catalog()
         self.created = created
@@ -112,7 +115,7 @@ class PlannerApp(App[None]):
         self.running: set[threading.Event] = set()
         """Cancel events of thread work in progress (measurements), set when the app ends."""
         self.workspace: Workspace = state.start(preset, self.catalog, created=created,
-                                                source=source)
+                                                source=source, what_if=what_if)
         self.changed: Signal[Workspace] = Signal(self, "workspace-changed")
 
     # Edits -------------------------------------------------------------------------
@@ -169,7 +172,7 @@ class PlannerApp(App[None]):
         except InputError as exc:
             self._publish(state.fail(self.workspace, exc))
             return
-        ws = dataclasses.replace(self.workspace, source=source)
+        ws = dataclasses.replace(self.workspace, source=source, what_if=None)
         self._publish(state.apply(ws, preset, self.catalog, created=self.created,
                                   measurements=None))
         self.opened = self.workspace.revision
@@ -274,12 +277,18 @@ class PlannerApp(App[None]):
 
 def run(preset_name: str | None = None, *, catalog: str | None = None,
         created: datetime | None = None, out_dir: str | None = None,
-        contact: tuple[str, str] = ("", "")) -> int:
-    """Open the UI on a preset; the CLI's `--tui` and no-argument entry point. Bad input
-    raises InputError before anything is drawn."""
+        contact: tuple[str, str] = ("", ""), overrides: Overrides | None = None) -> int:
+    """Open the UI on a preset, with the command line's what-if `overrides` applied; the
+    CLI's `--tui` and no-argument entry point. Bad input raises InputError before anything
+    is drawn."""
     preset, source = load_preset(preset_name or DEFAULT_PRESET)
-    app = PlannerApp(preset, source=source, catalog=load_catalog(catalog), created=created,
-                     out_dir=out_dir or "plan")
+    cards = load_catalog(catalog)
+    what_if = None
+    if overrides is not None and overrides.given():
+        preset, lines = apply_overrides(preset, overrides, cards, source)
+        what_if = (overrides, lines)
+    app = PlannerApp(preset, source=source, catalog=cards, created=created,
+                     out_dir=out_dir or "plan", what_if=what_if)
     app.contact = contact
     try:
         app.run()

@@ -47,6 +47,7 @@ def figures(plan: Plan) -> str:
         lines.append("no seed's whole matrix completes in the window")
     lines.append(cost(plan))
     lines += [text for text in (measured_line(plan), estimate_line(plan)) if text]
+    lines += [f"override: {text}" for text in plan.assumptions.overrides]
     return "\n".join(lines)
 
 

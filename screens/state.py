@@ -20,9 +20,10 @@ from planner.campaign import plan_campaign
 from planner.errors import InputError, from_validation
 from planner.figures.estimates import on_card
 from planner.planning.order import Order, make_contact, make_order
-from planner.planning.plan import Plan
+from planner.planning.plan import Plan, with_overrides
 from planner.spec.catalog import Catalog
 from planner.spec.loading import load_preset
+from planner.spec.overrides import Overrides, holding
 from planner.spec.preset import Contact, FactorValue, Preset, Variant
 
 EXAMPLE_OF_KIND = {"ablation": "ablation-7d", "embedding": "embedding-7d",
@@ -48,6 +49,9 @@ class Workspace:
     """Bumped on every change, so screens redraw only when something changed."""
     history: tuple[Preset, ...] = field(default=(), repr=False)
     """Earlier presets, newest last, for undo."""
+    what_if: tuple[Overrides, list[str]] | None = None
+    """The command line's overrides of the opened preset and their words: every plan names
+    those the preset still has."""
 
     @property
     def current(self) -> bool:
@@ -56,17 +60,24 @@ class Workspace:
 
 
 def plan_of(preset: Preset, catalog: Catalog, *, created: datetime | None,
-            source: str | None, measurements: Any = None) -> Plan:
-    """`plan_campaign` with the workspace's measurements, if any."""
-    return plan_campaign(preset, catalog, created=created, source=source,
+            source: str | None, measurements: Any = None,
+            what_if: tuple[Overrides, list[str]] | None = None) -> Plan:
+    """`plan_campaign` with the workspace's measurements, if any, naming the command line's
+    overrides the preset still has."""
+    plan = plan_campaign(preset, catalog, created=created, source=source,
                          measurements=measurements)
+    if what_if is None:
+        return plan
+    return with_overrides(plan, holding(what_if[0], preset, what_if[1]))
 
 
 def start(preset: Preset, catalog: Catalog, *, created: datetime | None = None,
-          source: str | None = None) -> Workspace:
+          source: str | None = None,
+          what_if: tuple[Overrides, list[str]] | None = None) -> Workspace:
     """The first workspace; raises InputError when the preset cannot be planned at all."""
     return Workspace(preset=preset, plan=plan_of(preset, catalog, created=created,
-                                                  source=source), source=source)
+                                                  source=source, what_if=what_if),
+                     source=source, what_if=what_if)
 
 
 def apply(ws: Workspace, preset: Preset, catalog: Catalog, *,
@@ -76,7 +87,8 @@ def apply(ws: Workspace, preset: Preset, catalog: Catalog, *,
     meas = ws.measurements if measurements is ... else measurements
     history = (*ws.history[-49:], ws.preset) if remember and preset != ws.preset else ws.history
     try:
-        plan = plan_of(preset, catalog, created=created, source=ws.source, measurements=meas)
+        plan = plan_of(preset, catalog, created=created, source=ws.source, measurements=meas,
+                       what_if=ws.what_if)
     except InputError as exc:
         return replace(ws, preset=preset, error=exc, measurements=meas,
                        revision=ws.revision + 1, history=history)

@@ -233,8 +233,16 @@ class WorkloadScreen(PlannerScreen):
             return
         if index < 0:
             self.app.push_screen(VariantForm(training, None, baseline=True), self._saved(-1))
-        else:
+        elif not self._swept(training, index):
             self.app.push_screen(VariantForm(training, index), self._saved(index))
+
+    def _swept(self, training: Training, index: int) -> bool:
+        """Whether variant `index` comes from a sweep (then say where it is changed)."""
+        v = training.variants[index]
+        if v.sweep:
+            self.notify(f"{v.name} comes from the sweep over {v.sweep}: change its levels "
+                        "(or the baseline's value) in the preset file", severity="warning")
+        return bool(v.sweep)
 
     def _saved(self, index: int | None):  # type: ignore[no-untyped-def]
         def done(model: Variant | Baseline | None) -> None:
@@ -253,6 +261,9 @@ class WorkloadScreen(PlannerScreen):
             return
         if index < 0:
             self.notify("The baseline is always kept.", severity="warning")
+            return
+        training = self.planner.workspace.preset.training
+        if training is not None and self._swept(training, index):
             return
         self.planner.attempt(lambda p: state.drop_variant(p, index))
 

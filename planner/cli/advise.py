@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from planner.advise.goal import check_goal, parse_goal
-from planner.advise.model import Advice, Option, Space, parse_cards, parse_counts, parse_windows
+from planner.advise.model import Advice, Option, parse_cards, parse_counts, parse_windows
 from planner.advise.search import Estimate, advise, order_preset, plan_order
+from planner.advise.what_if import in_days, pinned
 from planner.errors import InputError
 from planner.figures.measurements import Measurements
 from planner.spec.catalog import Catalog
+from planner.spec.overrides import apply_overrides
 from planner.spec.preset import Preset
 
 PROGRESS_AFTER_S = 1.0
@@ -32,7 +34,7 @@ JSON_FIELDS = ("card", "cards", "window_days", "cost_total", "currency", "runs_f
 
 def parser() -> Any:
     """Arguments of `advise`."""
-    from planner.cli.args import Parser
+    from planner.cli.args import Parser, add_what_if
 
     p = Parser(prog="campaign-planner advise",
                description="Plan the campaign on every order — card model × card count × "
@@ -41,12 +43,13 @@ def parser() -> Any:
                             "card-hours; with the smallest count per window and card, and what "
                             "an order that falls short would need.")
     p.add_argument("--preset", metavar="NAME|PATH", help="preset (default: ablation-7d)")
-    p.add_argument("--cards", metavar="A,B,...",
+    p.add_argument("--cards", metavar="A,B,...|N",
                    help="card models to consider (default: every catalog card on which each "
-                        "configuration fits memory)")
-    p.add_argument("--counts", metavar="1-8", default="1-8",
+                        "configuration fits memory); a whole number N instead: the count "
+                        "rented, as --counts N")
+    p.add_argument("--counts", metavar="1-8",
                    help="card counts, e.g. 1-8 or 1,2,4,8 (default: 1-8)")
-    p.add_argument("--windows", metavar="3,7,30", default="3,7,30",
+    p.add_argument("--windows", metavar="3,7,30",
                    help="windows in days: 3, 7, 30, or whole days beyond 30 (default: 3,7,30)")
     p.add_argument("--goal", metavar="GOAL", default="all",
                    help="all (every run or version), seeds:K (K complete seed sets), runs:N "
@@ -69,6 +72,11 @@ def parser() -> Any:
                    help="with --out: timestamp recorded in the plan (default: now)")
     p.add_argument("--contact-name", metavar="NAME", help="with --out: order contact name")
     p.add_argument("--contact-email", metavar="EMAIL", help="with --out: order contact email")
+    add_what_if(p, cards=False,
+                note="--card, --cards N and --days/--hours pin the search to that card, count "
+                     "or window; --seeds changes the seeds searched for",
+                days="the window in days, as --windows D: 3, 7, 30 or whole days beyond 30 "
+                     "(--hours: the same in hours)")
     return p
 
 
@@ -103,13 +111,17 @@ def _priced(preset: Preset, catalog: Catalog, keys: Sequence[str]) -> bool:
 
 def main(argv: Sequence[str]) -> int:
     """Entry point of `campaign-planner advise`."""
-    from planner.cli.args import contact_of, created_at
+    from planner.cli.args import contact_of, created_at, split_cards, what_if
     from planner.spec.catalog import load_catalog
     from planner.spec.loading import DEFAULT_PRESET, load_preset
 
     args = parser().parse_args(argv)
-    space = Space(cards=parse_cards(args.cards) if args.cards is not None else None,
-                  counts=parse_counts(args.counts), windows=parse_windows(args.windows))
+    count, models = split_cards(args.cards)
+    overrides = in_days(what_if(args, count=count))
+    space = pinned(parse_cards(models) if models is not None else None,
+                   parse_counts(args.counts) if args.counts is not None else None,
+                   parse_windows(args.windows) if args.windows is not None else None,
+                   overrides)
     goal = parse_goal(args.goal)
     if args.budget is not None and not args.budget > 0:
         raise InputError("the budget must be a positive amount", field="--budget")
@@ -121,8 +133,9 @@ def main(argv: Sequence[str]) -> int:
     contact = contact_of(args.contact_name, args.contact_email)
     created = created_at(args.created)
     preset, source = load_preset(args.preset or DEFAULT_PRESET)
-    check_goal(goal, preset)
     catalog = load_catalog(args.catalog)
+    preset, changed = apply_overrides(preset, overrides, catalog, source)
+    check_goal(goal, preset)
     keys = space.cards if space.cards is not None else tuple(catalog.cards)
     for key in keys:
         catalog.get(key, field="--cards")
@@ -144,7 +157,8 @@ def main(argv: Sequence[str]) -> int:
     written: list[Path] = []
     if args.out:
         written = _export(result, args.pick or 1, preset, catalog, measurements,
-                          args.estimate, args.out, args.force, created, source, contact)
+                          args.estimate, args.out, args.force, created, source, contact,
+                          changed)
     if args.json:
         print(json.dumps([o.model_dump(mode="json") for o in result.options], indent=2))
         if written:
@@ -152,7 +166,7 @@ def main(argv: Sequence[str]) -> int:
         return 0
     from planner.advise.render import render
 
-    print(render(result, top=args.top))
+    print("".join(f"Override  {line}\n" for line in changed) + render(result, top=args.top))
     if written:
         print(f"\nWrote option {args.pick or 1}: {', '.join(map(str, written[:-1]))} and "
               f"{written[-1]}")
@@ -164,10 +178,13 @@ def main(argv: Sequence[str]) -> int:
 
 def _export(result: Advice, pick: int, preset: Preset, catalog: Catalog,
             measurements: Measurements | None, estimate: Estimate | None, out: str,
-            force: bool, created: Any, source: str, contact: Any) -> list[Path]:
-    """Write option `pick` as `campaign-planner --preset <that order> --out` would."""
+            force: bool, created: Any, source: str, contact: Any,
+            changed: list[str]) -> list[Path]:
+    """Write option `pick` as `campaign-planner --preset <that order> --out` would, naming
+    the command line's overrides (`changed`) in its assumptions."""
     from planner.planning.export import write_exports
     from planner.planning.order import make_order
+    from planner.planning.plan import with_overrides
 
     if not result.options:
         raise InputError(f"no order meets the goal {result.goal!r}: nothing written",
@@ -179,7 +196,8 @@ def _export(result: Advice, pick: int, preset: Preset, catalog: Catalog,
     chosen: Option = result.options[pick - 1]
     moved = order_preset(preset, catalog, chosen.card, chosen.cards, chosen.window_days,
                          measurements)
-    plan = plan_order(moved, catalog, measurements, estimate, created=created, source=source)
+    plan = with_overrides(plan_order(moved, catalog, measurements, estimate, created=created,
+                                     source=source), changed)
     order, warnings = make_order(moved, plan, catalog.get(chosen.card), contact)
     if warnings:
         plan = plan.model_copy(update={"warnings": [*plan.warnings, *warnings]})

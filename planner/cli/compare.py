@@ -13,18 +13,20 @@ from planner.figures.estimates import DEFAULT_ESTIMATE, ESTIMATES
 
 def main(argv: Sequence[str]) -> int:
     """Entry point of `campaign-planner compare`."""
-    from planner.cli.args import Parser
+    from planner.cli.args import Parser, add_what_if, split_cards, what_if
     from planner.figures.measurements import load_measurements
     from planner.spec.catalog import load_catalog
     from planner.spec.loading import DEFAULT_PRESET, load_preset
+    from planner.spec.overrides import apply_overrides
 
     p = Parser(prog="campaign-planner compare",
                description="Plan the same campaign on several card models side by side: runs "
                             "that fit, hours, memory headroom per configuration, cost where "
                             "priced, and where every figure comes from. Only the card changes.")
     p.add_argument("--preset", metavar="NAME|PATH", help="preset (default: ablation-7d)")
-    p.add_argument("--cards", metavar="A,B,...",
-                   help=f"catalog keys (default: {','.join(DEFAULT_CARDS)} and the preset's)")
+    p.add_argument("--cards", metavar="A,B,...|N",
+                   help=f"catalog keys (default: {','.join(DEFAULT_CARDS)} and the preset's); "
+                        "a whole number N instead: the count rented on every card")
     p.add_argument("--measurements", metavar="FILE", help="measured figures to plan from")
     p.add_argument("--analytic", action="store_true",
                    help="use the analytic tier (formulas on the preset's reference workload) "
@@ -34,13 +36,17 @@ def main(argv: Sequence[str]) -> int:
                         "(cautious, the default) or on the calibrated value (typical)")
     p.add_argument("--catalog", metavar="FILE", help="your own card catalog (prices, cards)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    add_what_if(p, cards=False, note="--card sets the preset's own card, compared first")
     args = p.parse_args(argv)
+    count, models = split_cards(args.cards)
+    overrides = what_if(args, count=count)
     if args.analytic and args.measurements:
         raise InputError("give --measurements or --analytic, not both", field="--analytic")
-    preset, _source = load_preset(args.preset or DEFAULT_PRESET)
+    preset, source = load_preset(args.preset or DEFAULT_PRESET)
     catalog = load_catalog(args.catalog)
-    if args.cards:
-        cards = [k.strip() for k in args.cards.split(",") if k.strip()]
+    preset, changed = apply_overrides(preset, overrides, catalog, source)
+    if models is not None:
+        cards = [k.strip() for k in models.split(",") if k.strip()]
         if not cards:
             raise InputError("no card given", field="--cards")
     else:
@@ -53,5 +59,5 @@ def main(argv: Sequence[str]) -> int:
     if args.json:
         print(json.dumps([r.model_dump(mode="json") for r in rows], indent=2))
     else:
-        print(render(preset, rows))
+        print("".join(f"Override  {line}\n" for line in changed) + render(preset, rows))
     return 0

@@ -14,11 +14,12 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from planner.cli.args import Parser, contact_of, created_at
+from planner.cli.args import Parser, add_what_if, contact_of, created_at, what_if
 from planner.errors import InputError
 
 if TYPE_CHECKING:
     from planner.planning.packing import Solver
+    from planner.spec.overrides import Overrides
 
 Command = Callable[[Sequence[str]], int]
 """A subcommand's entry point: its arguments in, its exit code out."""
@@ -74,24 +75,29 @@ def plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--tui", action="store_true",
                    help="open the interactive terminal UI on the preset (what "
                         "`campaign-planner` with no arguments does in a terminal)")
+    add_what_if(p)
     return p
 
 
 def cmd_plan(argv: Sequence[str]) -> int:
     """Plan a preset headlessly; print the summary; export when --out is given."""
     args = plan_parser().parse_args(argv)
+    overrides = what_if(args)
     if args.tui:
-        return _tui(args)
+        return _tui(args, overrides)
     from planner.campaign import plan_campaign
     from planner.planning.export import write_exports
     from planner.planning.order import make_order
+    from planner.planning.plan import with_overrides
     from planner.spec.catalog import load_catalog
     from planner.spec.loading import DEFAULT_PRESET, load_preset
+    from planner.spec.overrides import apply_overrides
 
     contact = contact_of(args.contact_name, args.contact_email)
     created = created_at(args.created)
     preset, source = load_preset(args.preset or DEFAULT_PRESET)
     catalog = load_catalog(args.catalog)
+    preset, changed = apply_overrides(preset, overrides, catalog, source)
     measurements = None
     if args.measurements:
         from planner.figures.measurements import load_measurements
@@ -107,6 +113,7 @@ def cmd_plan(argv: Sequence[str]) -> int:
     plan = plan_campaign(preset, catalog, created=created, source=source, corpus=layout,
                          measurements=measurements, estimate=args.estimate,
                          solver=_solver(args), time_limit_s=args.time_limit)
+    plan = with_overrides(plan, changed)
     card = catalog.get(preset.campaign.card)
     order, order_warnings = make_order(preset, plan, card, contact)
     if order_warnings:
@@ -117,6 +124,7 @@ def cmd_plan(argv: Sequence[str]) -> int:
     if args.json:
         doc = plan.model_dump(mode="json", exclude={"runs", "assumptions"})
         doc["order"] = order.model_dump(mode="json")
+        doc["overrides"] = plan.assumptions.overrides
         doc["written"] = [str(p) for p in written]
         print(json.dumps(doc, indent=2))
         return 0
@@ -144,14 +152,15 @@ def _solver(args: argparse.Namespace) -> Solver:
     return "cp-sat" if args.out and have_cp_sat() else "fast"
 
 
-def _tui(args: argparse.Namespace) -> int:
+def _tui(args: argparse.Namespace, overrides: Overrides) -> int:
     """Open the terminal UI; Textual loads only here, never for a headless plan."""
     from screens import app
 
     contact_of(args.contact_name, args.contact_email)
     return app.run(args.preset, catalog=args.catalog,
                    created=created_at(args.created), out_dir=args.out,
-                   contact=(args.contact_name or "", args.contact_email or ""))
+                   contact=(args.contact_name or "", args.contact_email or ""),
+                   overrides=overrides)
 
 
 def _command(name: str) -> Command:

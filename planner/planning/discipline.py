@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from planner.spec.factors import same_value
 from planner.spec.preset import Training, Variant
 
 
@@ -36,17 +37,10 @@ def variant_findings(training: Training, variant: Variant) -> list[str]:
             known = ", ".join(sorted(base))
             problems.append(
                 f"changes {factor!r}, which the baseline lacks (baseline factors: {known})")
-        elif _same(base[factor], value):
+        elif same_value(base[factor], value):
             problems.append(f"sets {factor} = {value!r}, the baseline's own value")
     return problems
 
-
-def _same(a: object, b: object) -> bool:
-    # TOML gives 1 and 1.0 different types; `True == 1` must not count as the same value.
-    return (type(a) is type(b) and a == b) or (
-        isinstance(a, int | float) and isinstance(b, int | float)
-        and not isinstance(a, bool) and not isinstance(b, bool) and a == b
-    )
 
 
 def check(training: Training, section: str) -> list[Finding]:

@@ -1,5 +1,6 @@
 """The Plan: what every front end shows, and what `plan.toml` holds."""
 
+import operator
 from typing import Annotated, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
@@ -86,6 +87,10 @@ class Assumptions(Lax):
     """Configurations whose figures come from the measurements."""
     configs_total: int = 0
     """Configurations in the campaign (baseline and variants; 1 for an embedding)."""
+    # Left out of plan.toml while empty: a plan without overrides reads as before.
+    overrides: list[str] = Field(default=[], exclude_if=operator.not_)
+    """What the command line changed from the preset (`--card`, `--cards`, `--days`,
+    `--hours`, `--seeds`), e.g. `cards 4 → 8 (command line)`."""
 
 
 class Run(Lax):
@@ -334,3 +339,11 @@ class Plan(Lax):
                 raise ValueError(f"@runs[{i}].id: run id {run.id} is used twice")
             seen.add(run.id)
         return self
+
+
+def with_overrides(plan: Plan, lines: list[str]) -> Plan:
+    """`plan` with the command line's overrides of its preset named in its assumptions."""
+    if not lines:
+        return plan
+    return plan.model_copy(update={"assumptions": plan.assumptions.model_copy(
+        update={"overrides": [*plan.assumptions.overrides, *lines]})})

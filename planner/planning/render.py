@@ -54,6 +54,7 @@ def render(plan: Plan) -> str:
         f"Usable    hours {c.usable_from_h:g}–{c.usable_until_h:g}: {hours(c.usable_hours)} "
         f"per card, {s.usable_card_hours:g} card-hours",
     ]
+    lines += [f"Override  {line}" for line in plan.assumptions.overrides]
     if plan.embedding is not None:
         lines += _embedding(plan)
     else:

@@ -20,7 +20,8 @@ ROOT_CHARS = 1024
 well within the usual 4096-byte limit of a path."""
 COMPONENT_CHARS = 255
 """Longest single folder name in a root."""
-RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._=-]*")
+"""A run id: letters, digits, `.`, `_`, `-` and `=` (a swept variant's `lr=0.0003`)."""
 
 
 def root_problem(root: str, limit: int = ROOT_CHARS) -> str | None:
@@ -51,7 +52,7 @@ def check_root(root: str) -> str:
 def run_id_problem(run_id: str) -> str | None:
     """Why `run_id` cannot name a run's files, or None."""
     if not RUN_ID.fullmatch(run_id):
-        return f"{run_id[:60]!r} is not a run id (letters, digits, `.`, `_` and `-`)"
+        return f"{run_id[:60]!r} is not a run id (letters, digits, `.`, `_`, `-` and `=`)"
     if len(run_id) > RUN_ID_CHARS:
         return (f"run id {run_id[:40]}… is {len(run_id)} characters; at most {RUN_ID_CHARS} "
                 "fit every file named after it")

@@ -1,7 +1,6 @@
 """The training workload (ablation and adaptation): baseline, one-factor variants, seeds."""
 
-import math
-import re
+import operator
 from typing import Annotated, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
@@ -9,12 +8,13 @@ from pydantic import Field, field_validator, model_validator
 from planner.spec import bounds
 from planner.spec.base import SLUG, Strict
 from planner.spec.costs import Figure
+from planner.spec.factors import FactorValue, check_factors
 from planner.spec.measure import MeasureSpec
 from planner.spec.model_size import ModelSize
 from planner.spec.paths import NAME_CHARS, check_root
+from planner.spec.sweeps import VARIANT_NAME, Sweep, expand
 from planner.spec.templates import TRAINING_PLACEHOLDERS, check_template
 
-FactorValue = str | int | float | bool
 Seed = Annotated[int, Field(ge=-(2**63), lt=2**63)]
 """A seed: a signed 64-bit integer."""
 MAX_SEEDS = 1000
@@ -22,28 +22,6 @@ MAX_VARIANTS = 1000
 MAX_CONTROLS = 100
 MAX_RUNS = 100_000
 """Most runs a training matrix may expand to (configurations × seeds × (1 + controls))."""
-
-FACTOR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
-"""A factor name: identifier-like (dots and dashes allowed after the first character), at
-most 64 characters; it becomes `name=value` in {overrides}."""
-MAX_VALUE_CHARS = 1024
-"""Longest text value of a factor."""
-
-
-def check_factors(v: dict[str, FactorValue]) -> dict[str, FactorValue]:
-    """Factor names identifier-like; values finite numbers or bounded text."""
-    for name, value in v.items():
-        if not FACTOR_NAME.fullmatch(name):
-            raise ValueError(f"factor name {name[:80]!r} is not identifier-like: letters, "
-                             "digits, `_`, `.` and `-`, starting with a letter or `_`, at "
-                             "most 64 characters")
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"factor {name}: {value} is not a finite number")
-        if isinstance(value, str) and (len(value) > MAX_VALUE_CHARS or "\0" in value):
-            raise ValueError(f"factor {name}: text values are at most {MAX_VALUE_CHARS} "
-                             "characters, without NUL")
-    return v
-
 
 class Costed(Strict):
     """Step time and peak memory of one configuration, each with provenance."""
@@ -74,13 +52,20 @@ class Baseline(Costed):
 class Variant(Costed):
     """One ablation: the baseline with exactly one factor changed."""
 
-    name: str = Field(pattern=SLUG, max_length=NAME_CHARS)
-    """Variant name, used in run ids; at most 64 characters."""
+    name: str = Field(pattern=VARIANT_NAME, max_length=NAME_CHARS)
+    """Variant name, used in run ids: letters, digits, `.`, `_`, `-` and `=`; at most 64
+    characters."""
     changes: dict[str, FactorValue]
     """The factor this variant changes and its new value, e.g. `{ loss = "ce" }`."""
     waive_one_factor: str = ""
     """A reason to accept a variant that breaks the one-factor rule; the break becomes a
     warning carried into the plan instead of an error."""
+    # Left out of a dump while empty, as `sweeps` below: a preset without sweeps keeps
+    # its fingerprint, hence its campaign id and run ids.
+    sweep: str = Field(default="", exclude_if=operator.not_)
+    """The factor of the sweep this variant was expanded from (written by the planner when
+    it saves a preset; empty for a variant written by hand). Such a variant is made again
+    from its sweep whenever the preset loads."""
 
     @field_validator("changes")
     @classmethod
@@ -126,7 +111,11 @@ class Training(Strict):
     baseline: Baseline
     """The kept baseline."""
     variants: list[Variant] = Field(default=[], max_length=MAX_VARIANTS)
-    """The variants, written down before the first launch (at most 1000)."""
+    """The variants, written down before the first launch (at most 1000, with those the
+    sweeps expand into)."""
+    sweeps: list[Sweep] = Field(default=[], max_length=MAX_VARIANTS, exclude_if=operator.not_)
+    """Factor sweeps (`[[ablation.sweeps]]`): one baseline factor at several levels, each
+    level a variant changing only that factor, listed after the hand-written variants."""
     robustness: list[Robustness] = Field(default=[], max_length=MAX_CONTROLS)
     """Robustness controls: extra evaluations, scheduled last (at most 100)."""
     max_retries: int = Field(default=1, ge=0, le=1000)
@@ -165,6 +154,19 @@ class Training(Strict):
     @classmethod
     def _root(cls, v: str) -> str:
         return check_root(v)
+
+    @model_validator(mode="after")
+    def _expand_sweeps(self) -> Self:
+        # Runs before the checks below, which then judge the expanded list.
+        if not self.sweeps and not any(v.sweep for v in self.variants):
+            return self
+        hand = [v for v in self.variants if not v.sweep]
+        marked = [(i, v) for i, v in enumerate(self.variants) if v.sweep]
+        made = [Variant(**v) for v in expand(self.baseline, self.sweeps, hand, marked)]
+        if len(hand) + len(made) > MAX_VARIANTS:
+            raise ValueError(f"@sweeps: with the sweeps' {len(made)} variants there would be "
+                             f"{len(hand) + len(made)}; at most {MAX_VARIANTS} are planned")
+        return self.model_copy(update={"variants": [*hand, *made]})
 
     @model_validator(mode="after")
     def _batch_rule(self) -> Self:
