@@ -42,7 +42,7 @@ class ExportScreen(PlannerScreen):
             yield FieldRow("Contact name", "contact.name", state.parse_text,
                            placeholder="empty: draft order")
             yield FieldRow("Contact email", "contact.email", state.parse_text,
-                           placeholder="name@example.org")
+                           placeholder="empty: no email")
             yield FieldRow("OS image", "order.image", state.parse_text,
                            tooltip=help_of(o, "image"))
             yield FieldRow("CUDA", "order.cuda", state.parse_text, tooltip=help_of(o, "cuda"))
@@ -51,8 +51,10 @@ class ExportScreen(PlannerScreen):
             yield FieldRow("Packages", "order.packages", state.parse_words,
                            tooltip=help_of(o, "packages"))
         with Horizontal(id="write-row"):
-            yield FieldRow("Folder", "export.folder", state.parse_text,
-                           tooltip="Folder receiving plan.toml and order.toml")
+            # Enter writes and the focus stays: what is typed next is text, not keys.
+            yield FieldRow("Folder", "export.folder", state.parse_text, advance=False,
+                           tooltip="Folder receiving plan.toml and order.toml; Enter "
+                                   "writes them")
             yield Button("Write files (w)", id="write", variant="primary", compact=True)
         yield Static("", id="export-message", classes="message", markup=False)
         with TabbedContent(id="preview"):
