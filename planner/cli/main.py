@@ -43,7 +43,7 @@ def plan_parser() -> argparse.ArgumentParser:
                         "default: ablation-7d")
     p.add_argument("--out", metavar="DIR", help="write DIR/plan.toml and DIR/order.toml")
     p.add_argument("--force", action="store_true", help="overwrite existing plan files")
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--json", action="store_true", help="print the summary and the runs as JSON")
     p.add_argument("--catalog", metavar="FILE",
                    help="your own card catalog (adds cards, or prices shipped ones)")
     p.add_argument("--created", metavar="ISO8601",
@@ -122,7 +122,8 @@ def cmd_plan(argv: Sequence[str]) -> int:
     written = write_exports(args.out, plan, order, force=args.force, extra=extra) \
         if args.out else []
     if args.json:
-        doc = plan.model_dump(mode="json", exclude={"runs", "assumptions"})
+        # The summary and every run, as plan.toml lists them (the figures stay in the file).
+        doc = plan.model_dump(mode="json", exclude={"assumptions"})
         doc["order"] = order.model_dump(mode="json")
         doc["overrides"] = plan.assumptions.overrides
         doc["written"] = [str(p) for p in written]

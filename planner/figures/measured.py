@@ -98,7 +98,7 @@ def check_matches(preset: Preset, m: Measurements) -> list[str]:
                                  f"preset has {wanted[cm.config]}: measure again",
                                  file=m.file, field=f"configs[{i}].factors")
     if m.partial:
-        warnings.append(f"{m.file or 'the measurements'} is partial (stopped early): "
+        warnings.append(f"{m.file or 'the measurement'} is partial (stopped early): "
                         "configurations not measured keep their previous figures")
     return warnings
 
