@@ -47,7 +47,7 @@ def memory(plan: Plan) -> Any | None:
                   annotation_position="top left")
     fig.add_vline(x=a.card_memory_gib, line={"color": "#555", "dash": "dot"},
                   annotation_text=f"card {a.card_memory_gib:g} GiB",
-                  annotation_position="top right")
+                  annotation_position="bottom right")
     top = max([a.card_memory_gib, *(f.peak_memory_gib.value for f in figs)])
     fig.update_layout(**LAYOUT, height=120 + 34 * len(figs), showlegend=bool(reduced),
                       xaxis={"title": "GiB", "range": [0, top * 1.35]},
@@ -72,7 +72,7 @@ def hours(plan: Plan) -> Any:
                              hovertemplate=f"{name}: %{{x:,.1f}} card-hours<extra></extra>"))
     fig.update_layout(**LAYOUT, barmode="stack", height=190,
                       xaxis={"title": f"card-hours ({s.card_hours_bought:,.0f} bought)"},
-                      legend={"orientation": "h", "y": 1.15})
+                      legend={"orientation": "h", "y": 1.15, "traceorder": "normal"})
     return fig
 
 
@@ -98,7 +98,7 @@ def padding(plan: Plan) -> Any | None:
     top = max(s.padded_tokens for s in e.strategies)
     fig.update_layout(**LAYOUT, barmode="stack", height=220,
                       xaxis={"title": "tokens per version", "range": [0, top * 1.45]},
-                      legend={"orientation": "h", "y": 1.2})
+                      legend={"orientation": "h", "y": 1.2, "traceorder": "normal"})
     return fig
 
 
@@ -124,12 +124,17 @@ def shards(plan: Plan) -> Any | None:
             ys += [done, done + mine]
             done += mine
         if len(xs) > 1:
+            xs.append(plan.campaign.window_hours)
+            ys.append(done)
+            # Stacked: the top line is every shard exported so far, each band one card's.
             fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=f"card {card}",
+                                     stackgroup="cards", stackgaps="interpolate",
                                      hovertemplate=f"card {card}: %{{y:,}} shards by h "
                                                    "%{x:.1f}<extra></extra>"))
     fig.add_vline(x=plan.campaign.usable_until_h, line={"color": "#c0392b", "dash": "dash"})
     fig.update_layout(**LAYOUT, height=300,
                       xaxis={"title": "hours from the window's start",
                              "range": [0, plan.campaign.window_hours]},
-                      yaxis={"title": "shards exported"})
+                      yaxis={"title": f"shards exported (of {per_version:,} per version)"},
+                      legend={"traceorder": "normal"})
     return fig

@@ -106,7 +106,7 @@ def _links(fig: Any, plan: Plan, every: list[Bar], names: list[str]) -> None:
         ys += [names[parent.card], names[b.card], None]
     if xs:
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name="evaluation of",
-                                 line={"color": "rgba(60,60,60,0.45)", "width": 1},
+                                 line={"color": "rgba(60,60,60,0.22)", "width": 1, "dash": "dot"},
                                  hoverinfo="skip", showlegend=False))
 
 
