@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
@@ -73,11 +74,12 @@ def screenshot(page: Path, png: Path, width: int, height: int, *, budget_ms: int
     """A `width` × `height` screenshot of `page` once its scripts ran."""
     binary = chromium()
     assert binary is not None, "chromium is not installed"
-    proc = subprocess.run(
-        [binary, *_flags(png.parent / f".profile-{png.stem}"),
-         f"--virtual-time-budget={budget_ms}", f"--window-size={width},{height}",
-         f"--screenshot={png}", page.resolve().as_uri()],
-        capture_output=True, text=True, timeout=timeout_s, check=False)
+    with tempfile.TemporaryDirectory() as profile:
+        proc = subprocess.run(
+            [binary, *_flags(Path(profile)), f"--virtual-time-budget={budget_ms}",
+             f"--window-size={width},{height}", f"--screenshot={png.resolve()}",
+             page.resolve().as_uri()],
+            capture_output=True, text=True, timeout=timeout_s, check=False)
     assert proc.returncode == 0 and png.exists(), proc.stderr[-2000:]
 
 

@@ -235,3 +235,21 @@ def test_neither_a_plan_nor_importing_the_report_loads_plotly(tmp_path: Path) ->
     proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "o")],
                           capture_output=True, text=True, check=True)
     assert proc.stdout.strip().splitlines()[-1] == "0 []"
+
+
+def test_the_readme_example_prints_what_it_shows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    block = readme[readme.index("## A picture of the plan"):]
+    shown = re.search(r"\n    \$ campaign-planner (report [^\n]+)\n((?:    [^$\n][^\n]*\n)+)",
+                      block)
+    assert shown is not None
+    monkeypatch.chdir(tmp_path)
+    assert main(["--preset", "ablation-7d", "--out", "plans/demo"]) == 0
+    capsys.readouterr()
+    assert main(shown.group(1).split()) == 0
+    want = "".join(line[4:] + "\n" for line in shown.group(2).splitlines())
+    assert capsys.readouterr().out == want
+    picture = re.search(r"!\[[^]]*\]\(([^)]+\.png)\)", block)
+    assert picture is not None
+    assert (Path(__file__).resolve().parent.parent / picture.group(1)).is_file()

@@ -45,8 +45,9 @@ def main(argv: Sequence[str]) -> int:
     if args.plan is not None:
         from planner.run.prepare import load_plan
 
-        plan, plan_path = load_plan(args.plan)
-        folder = plan_path.parent
+        plan, _ = load_plan(args.plan)
+        given = Path(args.plan).expanduser()  # as given: a relative folder is shown relative
+        folder = given if given.is_dir() else given.parent
     else:
         from planner.campaign import plan_campaign
         from planner.spec.catalog import load_catalog

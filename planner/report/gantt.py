@@ -114,11 +114,10 @@ def _window(fig: Any, plan: Plan) -> None:
     c = plan.campaign
     grey = "rgba(120,120,120,0.18)"
     if c.usable_from_h > 0:
-        fig.add_vrect(x0=0, x1=c.usable_from_h, fillcolor=grey, line_width=0, layer="below",
-                      annotation_text="stack check", annotation_position="top left")
+        fig.add_vrect(x0=0, x1=c.usable_from_h, fillcolor=grey, line_width=0, layer="below")
     if c.usable_until_h < c.window_hours:
         fig.add_vrect(x0=c.usable_until_h, x1=c.window_hours, fillcolor=grey, line_width=0,
-                      layer="below", annotation_text="margin", annotation_position="top right")
+                      layer="below")
     fig.add_vline(x=c.usable_until_h, line={"color": "#c0392b", "width": 2, "dash": "dash"},
                   annotation_text=f"runs end by h {c.usable_until_h:g}",
                   annotation_position="bottom left", annotation_font_color="#c0392b")

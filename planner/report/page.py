@@ -141,7 +141,13 @@ def _lists(plan: Plan) -> str:
 
 def report_html(plan: Plan, actual: Actual | None = None) -> str:
     """The whole report; the same plan and journal always give the same bytes."""
-    sections: list[tuple[str, Any, str]] = [("Schedule", gantt(plan, actual), "")]
+    c = plan.campaign
+    caption = (f"<p class=muted>Shaded: the hours reserved for the stack check (0–"
+               f"{c.usable_from_h:g}) and the safety margin ({c.usable_until_h:g}–"
+               f"{c.window_hours:g})"
+               + ("; hatched: robustness evaluations, a dotted line to the run each evaluates"
+                  if any(r.kind == "robustness" for r in plan.runs) else "") + ".</p>")
+    sections: list[tuple[str, Any, str]] = [("Schedule", gantt(plan, actual), caption)]
     if actual is not None:
         sections.append(("Actual against planned", None, _actual_html(actual)))
     sections.append(("Memory", charts.memory(plan), ""))
@@ -160,7 +166,6 @@ def report_html(plan: Plan, actual: Actual | None = None) -> str:
                                     div_id=f"chart-{n}", default_width="100%"))
             first = False
         body.append(extra)
-    c = plan.campaign
     title = f"{c.name} · {c.kind} campaign · plan id {c.id}"
     return ("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
             "<meta name=viewport content='width=device-width, initial-scale=1'>"
