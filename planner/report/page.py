@@ -116,8 +116,11 @@ def _actual_html(actual: Actual) -> str:
     def h(v: float | None) -> str:
         return "—" if v is None else f"{v:.1f}"
 
-    rows = [[r["id"], r["state"], f"{h(r['planned_start_h'])}–{h(r['planned_end_h'])}",
-             f"{h(r['actual_start_h'])}–{h(r['actual_end_h'])}",
+    def span(a: float | None, b: float | None) -> str:
+        return "—" if a is None and b is None else f"{h(a)}–{h(b)}"
+
+    rows = [[r["id"], r["state"], span(r["planned_start_h"], r["planned_end_h"]),
+             span(r["actual_start_h"], r["actual_end_h"]),
              h(r["planned_s"] / 3600), h(r["actual_s"] / 3600) if r["actual_s"] else "—",
              h(r["projected_end_h"])] for r in s["runs"]]
     return _facts_html(head) + _table(

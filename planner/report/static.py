@@ -39,10 +39,10 @@ def gantt_image(plan: Plan, fmt: Static) -> bytes:
                     ax.barh(b.card, b.end_h - b.start_h, left=b.start_h, height=0.7,
                             color=colours[g], edgecolor="white", linewidth=0.4,
                             hatch="///" if evaluation else None)
-        # A label is drawn where it fits: about 6 points of width per character.
+        # A label is drawn where it fits: 7-point text is about 4.3 points a character.
         points_per_hour = width_in * 72 * 0.8 / c.window_hours
         for b in every:
-            if (b.end_h - b.start_h) * points_per_hour > 5.5 * len(b.label):
+            if (b.end_h - b.start_h) * points_per_hour > 4.3 * len(b.label) + 4:
                 ax.text((b.start_h + b.end_h) / 2, b.card, b.label, ha="center",
                         va="center", fontsize=7, color="white", clip_on=True)
         ax.axvspan(0, c.usable_from_h, color="#999", alpha=0.2, lw=0)
