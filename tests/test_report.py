@@ -253,3 +253,31 @@ def test_the_readme_example_prints_what_it_shows(tmp_path: Path, monkeypatch: py
     picture = re.search(r"!\[[^]]*\]\(([^)]+\.png)\)", block)
     assert picture is not None
     assert (Path(__file__).resolve().parent.parent / picture.group(1)).is_file()
+
+
+def test_many_variants_share_one_trace_and_keep_their_colour_and_provenance() -> None:
+    from planner.report.gantt import LEGEND_GROUPS, gantt
+
+    data = shipped("ablation-7d")
+    base = data["ablation"]["variants"][0]
+    data["ablation"]["variants"] = [
+        {**base, "name": f"v{i}", "changes": {"lr": float(i + 2)},
+         "step_time_s": {"value": 0.5 + i * 0.01, "source": "entered"}}
+        for i in range(LEGEND_GROUPS + 5)]
+    data["ablation"]["baseline"]["factors"]["lr"] = 1.0
+    data["ablation"]["seeds"] = [0]
+    data["ablation"]["robustness"] = []
+    plan = plan_dict(data)
+    fig = gantt(plan)
+    bars = [t for t in fig.data if t.type == "bar"]
+    assert len(bars) == 1 and len(bars[0].x) == len(plan.runs)
+    from planner.report.bars import groups
+    from planner.report.palette import colour_of
+
+    colours = colour_of(groups(plan))
+    variant = {r.id: r.variant for r in plan.runs}
+    assert list(bars[0].marker.color) == [colours[variant[c[0]]] for c in bars[0].customdata]
+    assert len(set(bars[0].marker.color)) > LEGEND_GROUPS / 2
+    v3 = next(c for c in bars[0].customdata if c[0].endswith("-v3-s0"))
+    assert "v3" in v3[6] and "step time 0.53 s: entered" in v3[6]
+    assert "%{customdata[6]}" in bars[0].hovertemplate

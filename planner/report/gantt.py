@@ -14,6 +14,10 @@ if TYPE_CHECKING:
 
 BAR_WIDTH = 0.7
 """Planned bars take this share of a card's row; actual ones a strip below them."""
+LEGEND_GROUPS = 20
+"""Up to this many variants each get a trace and a legend entry; past it a legend says
+little and every trace costs the browser time, so all bars share one trace (per kind),
+coloured bar by bar, the variant named in each bar's hover."""
 
 
 def card_names(plan: Plan) -> list[str]:
@@ -31,11 +35,13 @@ def gantt(plan: Plan, actual: Actual | None = None) -> Any:
     names = card_names(plan)
     colours = colour_of(groups(plan))
     every = bars(plan)
-    for g in groups(plan):
+    per_group = len(colours) <= LEGEND_GROUPS
+    for g in groups(plan) if per_group else [None]:
         for evaluation in (False, True):
-            mine = [b for b in every if b.group == g and (b.kind == "robustness") == evaluation]
+            mine = [b for b in every if (g is None or b.group == g)
+                    and (b.kind == "robustness") == evaluation]
             if mine:
-                fig.add_trace(_trace(plan, g, mine, colours[g], names, evaluation))
+                fig.add_trace(_trace(plan, g, mine, colours, names, evaluation))
     _links(fig, plan, every, names)
     _window(fig, plan)
     if actual is not None:
@@ -61,20 +67,28 @@ def _dtick(window_h: float) -> float:
     return 24 * 7 * max(1, round(window_h / (24 * 7 * 30)))
 
 
-def _trace(plan: Plan, group: str, mine: list[Bar], colour: str, names: list[str],
-           evaluation: bool) -> Any:
+def _trace(plan: Plan, group: str | None, mine: list[Bar], colours: dict[str, str],
+           names: list[str], evaluation: bool) -> Any:
+    """The bars of one variant (or, with `group` None, of every variant)."""
     import plotly.graph_objects as go
 
     runs = {r.id: r for r in plan.runs}
-    lines = "".join(f"<br>{_escape(p)}" for p in provenance(plan, group))
+    said = {g: "".join(f"<br>{_escape(p)}" for p in provenance(plan, g))
+            for g in ([group] if group is not None else colours)}
     data = []
     for b in mine:
         r = runs[b.run]
         data.append([b.run, hours(b.start_h), hours(b.end_h), r.steps,
                      f"{r.micro_batch} × {r.accumulation}" if r.micro_batch else "—",
-                     f"<br>evaluates {b.parent}" if b.parent else ""])
+                     f"<br>evaluates {b.parent}" if b.parent else "",
+                     "" if group is not None else f"<br>{_escape(b.group)}{said[b.group]}"])
+    lines = said[group] if group is not None else "%{customdata[6]}"
+    name = group if group is not None else ("evaluations" if evaluation else "runs")
+    colour: str | list[str] = colours[group] if group is not None else \
+        [colours[b.group] for b in mine]
     return go.Bar(
-        orientation="h", name=group, legendgroup=group, showlegend=not evaluation,
+        orientation="h", name=name, legendgroup=name,
+        showlegend=group is not None and not evaluation,
         base=[b.start_h for b in mine], x=[b.end_h - b.start_h for b in mine],
         y=[names[b.card] for b in mine], text=[b.label for b in mine],
         textposition="inside", insidetextanchor="middle", constraintext="inside",
@@ -85,7 +99,7 @@ def _trace(plan: Plan, group: str, mine: list[Bar], colour: str, names: list[str
         hovertemplate=("<b>%{customdata[0]}</b><br>start %{customdata[1]}<br>end "
                        "%{customdata[2]}<br>steps %{customdata[3]:,}<br>micro-batch × "
                        "accumulation %{customdata[4]}%{customdata[5]}" + lines
-                       + "<extra>" + _escape(group) + ("" if not evaluation else " eval")
+                       + "<extra>" + _escape(name) + ("" if not evaluation else " eval")
                        + "</extra>"),
     )
 
