@@ -145,11 +145,15 @@ def _lists(plan: Plan) -> str:
 def report_html(plan: Plan, actual: Actual | None = None) -> str:
     """The whole report; the same plan and journal always give the same bytes."""
     c = plan.campaign
-    caption = (f"<p class=muted>Shaded: the hours reserved for the stack check (0–"
-               f"{c.usable_from_h:g}) and the safety margin ({c.usable_until_h:g}–"
-               f"{c.window_hours:g})"
-               + ("; hatched: robustness evaluations, a dotted line to the run each evaluates"
-                  if any(r.kind == "robustness" for r in plan.runs) else "") + ".</p>")
+    reserved = [f"the stack check (0–{c.usable_from_h:g})" if c.usable_from_h > 0 else "",
+                f"the safety margin ({c.usable_until_h:g}–{c.window_hours:g})"
+                if c.usable_until_h < c.window_hours else ""]
+    said = " and ".join(r for r in reserved if r)
+    notes = [f"shaded: the hours reserved for {said}" if said else "",
+             "hatched: robustness evaluations, a dotted line to the run each evaluates"
+             if any(r.kind == "robustness" for r in plan.runs) else ""]
+    caption = "; ".join(n for n in notes if n)
+    caption = f"<p class=muted>{escape(caption[:1].upper() + caption[1:])}.</p>" if caption else ""
     sections: list[tuple[str, Any, str]] = [("Schedule", gantt(plan, actual), caption)]
     if actual is not None:
         sections.append(("Actual against planned", None, _actual_html(actual)))
