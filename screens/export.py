@@ -1,4 +1,5 @@
-"""Export screen: the order form, a preview of both files, and the atomic write.
+"""Export screen: the order form, a preview of both files and of the report, and the atomic
+writes (`w` the plan and order, `r` report.html beside them).
 
 The contact goes into the order only (as the headless `--contact-name/--contact-email`
 do), so the files equal a headless export of the same preset.

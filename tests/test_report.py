@@ -281,3 +281,28 @@ def test_many_variants_share_one_trace_and_keep_their_colour_and_provenance() ->
     v3 = next(c for c in bars[0].customdata if c[0].endswith("-v3-s0"))
     assert "v3" in v3[6] and "step time 0.53 s: entered" in v3[6]
     assert "%{customdata[6]}" in bars[0].hovertemplate
+
+
+def test_names_from_an_edited_plan_stay_text(tmp_path: Path) -> None:
+    # plan.toml is a file people edit: a variant named like markup is drawn as its text.
+    out = export(tmp_path)
+    text = (out / "plan.toml").read_text(encoding="utf-8")
+    odd = '<a href=\\"http://example.invalid/\\">x</a> $y$'
+    (out / "plan.toml").write_text(text.replace('variant = "baseline"', f'variant = "{odd}"'),
+                                   encoding="utf-8")
+    for fmt in ("html", "svg"):
+        assert main(["report", str(out), "--format", fmt]) == 0
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "&lt;a href=" in html or "\\u0026lt;a href=" in html
+    assert "<a href" not in html.split("<script>")[0]
+    svg = (out / "report.svg").read_text(encoding="utf-8")
+    assert "example.invalid" in svg  # drawn as text, not parsed as mathematics or markup
+
+
+def test_the_static_image_has_the_same_bytes_for_the_same_plan(tmp_path: Path) -> None:
+    out = export(tmp_path)
+    for fmt in ("svg", "png"):
+        assert main(["report", str(out), "--format", fmt]) == 0
+        first = (out / f"report.{fmt}").read_bytes()
+        assert main(["report", str(out), "--format", fmt, "--force"]) == 0
+        assert (out / f"report.{fmt}").read_bytes() == first

@@ -89,3 +89,15 @@ def hours(h: float) -> str:
     if minutes == 1440:
         day, minutes = day + 1, 0
     return f"h {h:.1f} (day {int(day) + 1}, {minutes // 60:02d}:{minutes % 60:02d})"
+
+
+def markup_safe(text: str) -> str:
+    """Text for plotly to draw as it is: plotly reads a few HTML tags (links among them) in
+    labels and hovers, and fields in hover templates; a name from an edited plan stays text."""
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace("%{", "%&#123;"))
+
+
+def plain_text(text: str) -> str:
+    """Text for matplotlib to draw as it is (a `$` would start mathematics)."""
+    return text.replace("$", r"\$")

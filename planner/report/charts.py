@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from planner.planning.plan import Plan
-from planner.report.bars import groups
+from planner.report.bars import groups, markup_safe
 from planner.report.palette import colour_of
 
 LAYOUT: dict[str, Any] = {"template": "plotly_white",
@@ -28,7 +28,8 @@ def memory(plan: Plan) -> Any | None:
     base_mb = figs[0].micro_batch
     fig = go.Figure()
     fig.add_trace(go.Bar(
-        orientation="h", y=[f.config for f in figs], x=[f.planned_peak_gib for f in figs],
+        orientation="h", y=[markup_safe(f.config) for f in figs],
+        x=[f.planned_peak_gib for f in figs],
         marker={"color": [colours.get(f.config, "#888") for f in figs]}, name="planned peak",
         text=[f"{f.planned_peak_gib:.1f} GiB · mb {f.micro_batch} × {f.accumulation}"
               + ("" if f.fits else " · does not fit") for f in figs],
@@ -37,7 +38,8 @@ def memory(plan: Plan) -> Any | None:
                or f.planned_peak_gib < f.peak_memory_gib.value - 1e-9]
     if reduced:
         fig.add_trace(go.Scatter(
-            x=[f.peak_memory_gib.value for f in reduced], y=[f.config for f in reduced],
+            x=[f.peak_memory_gib.value for f in reduced],
+            y=[markup_safe(f.config) for f in reduced],
             mode="markers+text", marker={"symbol": "x", "size": 11, "color": "#c0392b"},
             text=[f"{f.peak_memory_gib.value:.1f} GiB at mb {base_mb}: reduced" for f in reduced],
             textposition="middle right", name="peak before the reduction",

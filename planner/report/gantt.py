@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from planner.planning.plan import Plan
-from planner.report.bars import Bar, bars, groups, hours, provenance
+from planner.report.bars import Bar, bars, groups, hours, markup_safe, provenance
 from planner.report.palette import colour_of
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def _trace(plan: Plan, group: str | None, mine: list[Bar], colours: dict[str, st
     import plotly.graph_objects as go
 
     runs = {r.id: r for r in plan.runs}
-    said = {g: "".join(f"<br>{_escape(p)}" for p in provenance(plan, g))
+    said = {g: "".join(f"<br>{markup_safe(p)}" for p in provenance(plan, g))
             for g in ([group] if group is not None else colours)}
     data = []
     for b in mine:
@@ -81,16 +81,16 @@ def _trace(plan: Plan, group: str | None, mine: list[Bar], colours: dict[str, st
         data.append([b.run, hours(b.start_h), hours(b.end_h), r.steps,
                      f"{r.micro_batch} × {r.accumulation}" if r.micro_batch else "—",
                      f"<br>evaluates {b.parent}" if b.parent else "",
-                     "" if group is not None else f"<br>{_escape(b.group)}{said[b.group]}"])
+                     "" if group is not None else f"<br>{markup_safe(b.group)}{said[b.group]}"])
     lines = said[group] if group is not None else "%{customdata[6]}"
     name = group if group is not None else ("evaluations" if evaluation else "runs")
     colour: str | list[str] = colours[group] if group is not None else \
         [colours[b.group] for b in mine]
     return go.Bar(
-        orientation="h", name=name, legendgroup=name,
+        orientation="h", name=markup_safe(name), legendgroup=name,
         showlegend=group is not None and not evaluation,
         base=[b.start_h for b in mine], x=[b.end_h - b.start_h for b in mine],
-        y=[names[b.card] for b in mine], text=[b.label for b in mine],
+        y=[names[b.card] for b in mine], text=[markup_safe(b.label) for b in mine],
         textposition="inside", insidetextanchor="middle", constraintext="inside",
         textfont={"color": "white"}, width=BAR_WIDTH, customdata=data,
         marker={"color": colour, "line": {"color": "white", "width": 0.5},
@@ -99,7 +99,7 @@ def _trace(plan: Plan, group: str | None, mine: list[Bar], colours: dict[str, st
         hovertemplate=("<b>%{customdata[0]}</b><br>start %{customdata[1]}<br>end "
                        "%{customdata[2]}<br>steps %{customdata[3]:,}<br>micro-batch × "
                        "accumulation %{customdata[4]}%{customdata[5]}" + lines
-                       + "<extra>" + _escape(name) + ("" if not evaluation else " eval")
+                       + "<extra>" + markup_safe(name) + ("" if not evaluation else " eval")
                        + "</extra>"),
     )
 
@@ -135,9 +135,3 @@ def _window(fig: Any, plan: Plan) -> None:
     fig.add_vline(x=c.usable_until_h, line={"color": "#c0392b", "width": 2, "dash": "dash"},
                   annotation_text=f"runs end by h {c.usable_until_h:g}",
                   annotation_position="bottom left", annotation_font_color="#c0392b")
-
-
-def _escape(text: str) -> str:
-    """Text safe inside a hover template: markup and template fields escaped."""
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace("%{", "%&#123;"))

@@ -10,7 +10,7 @@ import io
 from typing import Literal
 
 from planner.planning.plan import Plan
-from planner.report.bars import bars, groups
+from planner.report.bars import bars, groups, plain_text
 from planner.report.palette import colour_of
 
 Static = Literal["svg", "png"]
@@ -22,6 +22,7 @@ def gantt_image(plan: Plan, fmt: Static) -> bytes:
     import matplotlib
 
     matplotlib.use("Agg")  # no display: the image is written, never shown
+    matplotlib.rcParams["svg.hashsalt"] = "campaign-planner"  # the same ids every time
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
@@ -43,7 +44,7 @@ def gantt_image(plan: Plan, fmt: Static) -> bytes:
         points_per_hour = width_in * 72 * 0.8 / c.window_hours
         for b in every:
             if (b.end_h - b.start_h) * points_per_hour > 4.3 * len(b.label) + 4:
-                ax.text((b.start_h + b.end_h) / 2, b.card, b.label, ha="center",
+                ax.text((b.start_h + b.end_h) / 2, b.card, plain_text(b.label), ha="center",
                         va="center", fontsize=7, color="white", clip_on=True)
         ax.axvspan(0, c.usable_from_h, color="#999", alpha=0.2, lw=0)
         ax.axvspan(c.usable_until_h, c.window_hours, color="#999", alpha=0.2, lw=0)
@@ -52,9 +53,10 @@ def gantt_image(plan: Plan, fmt: Static) -> bytes:
         ax.set_ylim(c.cards - 0.5, -0.5)
         ax.set_yticks(range(c.cards), [f"card {i}" for i in range(c.cards)])
         ax.set_xlabel("hours from the window's start")
-        ax.set_title(f"{c.name}: {plan.summary.runs_scheduled} runs on {c.cards} × "
-                     f"{c.card_name}; runs end by hour {c.usable_until_h:g}", fontsize=10)
-        ax.legend(handles=[Patch(color=colours[g], label=g) for g in groups(plan)],
+        title = (f"{c.name}: {plan.summary.runs_scheduled} runs on {c.cards} × {c.card_name}; "
+                 f"runs end by hour {c.usable_until_h:g}")
+        ax.set_title(plain_text(title), fontsize=10)
+        ax.legend(handles=[Patch(color=colours[g], label=plain_text(g)) for g in groups(plan)],
                   loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
         fig.tight_layout()
         out = io.BytesIO()
