@@ -25,7 +25,7 @@ Command = Callable[[Sequence[str]], int]
 """A subcommand's entry point: its arguments in, its exit code out."""
 
 COMMANDS = ("presets", "cards", "schema", "measure", "compare", "advise", "check", "run",
-            "status", "slurm", "corpus", "embed")
+            "status", "slurm", "corpus", "embed", "report")
 """The subcommands; anything else is the plan command's arguments."""
 
 
@@ -36,7 +36,8 @@ def plan_parser() -> argparse.ArgumentParser:
         description="Plan what fits in a GPU rental window, from a preset, and export the "
                     "plan and the matching order.",
         epilog="Other commands (each takes --help): presets, cards, schema, measure, "
-               "compare, advise, check, corpus scan, corpus size, embed, run, status, slurm.",
+               "compare, advise, check, corpus scan, corpus size, embed, run, status, slurm, "
+               "report.",
     )
     p.add_argument("--preset", metavar="NAME|PATH",
                    help="shipped preset name (see `presets`) or a preset file; "
@@ -189,6 +190,9 @@ def _command(name: str) -> Command:
         case "corpus":
             from planner.cli import corpus
             return corpus.main
+        case "report":
+            from planner.cli import report
+            return report.main
         case _:
             from planner.cli import embed
             return embed.main
