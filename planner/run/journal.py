@@ -54,7 +54,9 @@ class Workspace:
 def read_events(path: Path) -> list[dict[str, Any]]:
     """Every complete event in the journal; [] when there is none yet."""
     try:
-        raw = path.read_bytes()
+        fd = open_file(path, os.O_RDONLY, shared_ok=True)  # a link is refused, not read
+        with os.fdopen(fd, "rb") as fh:
+            raw = fh.read()
     except FileNotFoundError:
         return []
     except OSError as exc:
