@@ -168,7 +168,8 @@ def test_sigkill_with_a_second_executor_and_workdir(tmp_path: Path) -> None:
         workdirs = [plan_path.parent, root / "b"]
         outs = [root / "a.out", root / "b.out"]
 
-        def start(k: int) -> subprocess.Popen[bytes]:
+        def start(k: int, plan_path: Path = plan_path, workdirs: list[Path] = workdirs,
+                  outs: list[Path] = outs) -> subprocess.Popen[bytes]:
             extra = ("--workdir", str(workdirs[1])) if k else ()
             return h.start(plan_path, *extra, out=outs[k])
 

@@ -68,7 +68,7 @@ def test_tasks_run_resume_retry_and_skip_like_the_executor(tmp_path: Path) -> No
     log = (wd / "campaign-run" / "logs" / f"{flaky.id}.log").read_text()
     assert "attempt 1 exited with code 3" in log and "CUDA_VISIBLE_DEVICES=0" in log
     # Task k of the evaluations runs those of training task k, and only those.
-    for i, run in enumerate(train):
+    for i in range(len(train)):
         task = _task(out / "robustness.sbatch", i)
         assert task.returncode == 0, task.stdout
         for e in evals:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -91,16 +90,24 @@ def test_arrays_are_split_to_fit_max_array_size(tmp_path: Path) -> None:
     assert "submitted campaign.sbatch runs 6-7 as job 105" in proc.stdout
 
 
-def test_without_a_controller_arrays_hold_at_most_1001_tasks(tmp_path: Path) -> None:
-    plan_path, out = h.slurm_export(tmp_path, _plan(1))
-    submit = (out / "submit.sh").read_text()
-    # The same script with 1,002 runs: the limit read nowhere falls back to 1001.
-    big = submit.replace(re.search(r"TRAIN=\d+", submit)[0], "TRAIN=1002")
-    (out / "submit.sh").write_text(big)
-    assert _submit(out, _bin(tmp_path, None)).returncode == 0
+def test_1002_runs_without_a_controller_go_in_arrays_of_1001(tmp_path: Path) -> None:
+    data = h.preset(seeds=tuple(range(501)), robustness=[], cards=8)
+    data["campaign"]["window_days"] = 30  # type: ignore[index]
+    plan_path, out = h.slurm_export(tmp_path, data)
+    runs = h.load(plan_path).runs
+    assert len(runs) == 1002
+    assert _submit(out, _bin(tmp_path, None)).returncode == 0  # scontrol does not answer
     mains = [c for c in _calls(tmp_path) if c[-2] == "campaign.sbatch"]
     assert [(_option(c, "--array"), c[-1]) for c in mains] == [("0-1000", "0"),
                                                                 ("0-0", "1001")]
+    # Task 0 of the second array, given its offset, is the 1,002nd run.
+    env = {**os.environ, "SLURM_ARRAY_TASK_ID": "0", "SLURM_JOB_ID": "9",
+           "SLURM_ARRAY_JOB_ID": "9"}
+    task = subprocess.run(["bash", str(out / "campaign.sbatch"), "1001"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert task.returncode == 0, task.stdout + task.stderr
+    assert h.done_record(plan_path.parent, runs[1001]).exists()
+    assert not h.done_record(plan_path.parent, runs[0]).exists()
 
 
 def test_test_only_checks_every_array_and_queues_nothing(tmp_path: Path) -> None:

@@ -27,7 +27,6 @@ import subprocess
 import sys
 import time
 
-
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 DONE_SLOT_BYTES = 1024  # as in once.py, which this file cannot import (it runs with -I)
 

@@ -62,7 +62,9 @@ for ((lo = 0; lo < TRAIN; lo += max)); do
   chunks=$((chunks + 1))
   [[ -n "$test_only" ]] || echo "submitted campaign.sbatch runs $lo-$((lo + n - 1)) as job $job"
   tasks=()
-  for g in ${EVAL_TASKS[@]+"${EVAL_TASKS[@]}"}; do (( g >= lo && g < lo + n )) && tasks+=("$((g - lo))"); done
+  for g in ${EVAL_TASKS[@]+"${EVAL_TASKS[@]}"}; do
+    (( g >= lo && g < lo + n )) && tasks+=("$((g - lo))")
+  done
   (( ${#tasks[@]} )) || continue
   after=()
   [[ -n "$test_only" ]] || after=(--dependency="aftercorr:$job" --kill-on-invalid-dep=yes)

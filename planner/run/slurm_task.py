@@ -33,7 +33,8 @@ folders() {
   local p
   for p; do
     linked "$p" && return 1
-    [[ -d "$p" ]] || mkdir -- "$p" 2>/dev/null || [[ -d "$p" ]] || { say "cannot make $p"; return 1; }
+    [[ -d "$p" ]] || mkdir -- "$p" 2>/dev/null || [[ -d "$p" ]] \
+      || { say "cannot make $p"; return 1; }
     linked "$p" && return 1
   done
   return 0
@@ -176,7 +177,9 @@ run_locked() {
       write_done "$slot"; say "$RUN_ID finished"; exec 8>&-; return 0
     fi
     [[ -n "$slot" ]] && rm -f -- "$slot"
-    if [[ "$stop" == cancel ]]; then say "$RUN_ID cancelled: not finished"; exec 8>&-; return 143; fi
+    if [[ "$stop" == cancel ]]; then
+      say "$RUN_ID cancelled: not finished"; exec 8>&-; return 143
+    fi
     failures=$((failures + 1))
     printf '%s %s\n' "$JOB" "$failures" | put "$TRIES"
     if (( failures > RETRIES )); then
