@@ -162,8 +162,9 @@ def test_a_real_controller_takes_split_arrays_and_test_only(tmp_path: Path) -> N
     _, out = h.slurm_export(tmp_path, _plan(2))
     submit = (out / "submit.sh").read_text()
     # Arrays of 3 on any cluster: the split itself is what is checked.
-    (out / "submit.sh").write_text(submit.replace(
-        "[[ \"$max\" =~ ^[0-9]{1,9}$ ]] || max=1001", "max=3"))
+    small = submit.replace("[[ \"$max\" =~ ^[0-9]{1,9}$ ]] || max=1001", "max=3")
+    assert small != submit
+    (out / "submit.sh").write_text(small)
     proc = subprocess.run(["bash", str(out / "submit.sh"), "--test-only"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
