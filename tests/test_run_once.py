@@ -31,6 +31,8 @@ def test_another_workdir_over_the_same_checkpoints_runs_nothing_again(tmp_path: 
         assert again.returncode == 0, again.stdout + again.stderr
         assert again.stdout.count("finished before") == len(plan.runs)
         assert " started " not in again.stdout
+        status = h.cli("status", str(plan_path), "--workdir", str(workdir))
+        assert status.returncode == 0 and f"{len(plan.runs)} done" in status.stdout
     # A copy of the plan in another folder is the same campaign over the same checkpoints.
     copy = tmp_path / "copy"
     copy.mkdir()
