@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from planner.errors import InputError
-from planner.figures.analytic import GIB, reference_flops, reference_memory
+from planner.figures.analytic import GIB, reference_flops, reference_memory, reference_split
+from planner.figures.efficiency import Work, width_of
 from planner.figures.estimates import DEFAULT_ESTIMATE, on_card, replace_costed, set_training
 from planner.figures.measured import spec_of
 from planner.figures.scaling import Span, analytic_step_time, planned_on
@@ -37,22 +38,39 @@ def _spec(preset: Preset) -> tuple[MeasureSpec | None, str]:
     return spec, "the measurement section's reference (a stand-in, not your model)"
 
 
-def step_flops(preset: Preset, name: str, factors: dict[str, Any]) -> float | None:
-    """FLOPs of one optimizer step of configuration `name` (None: nothing to compute on)."""
+def step_work(preset: Preset, name: str, factors: dict[str, Any]
+              ) -> tuple[float, Work] | None:
+    """FLOPs of one optimizer step of configuration `name` and the step's shape for the
+    efficiency model (None: nothing to compute on)."""
     t = preset.training
     if t is None:
         return None
     model = t.model
+    ckpt = factors.get("activation_checkpointing") is True
     if model is not None and model.params is not None:
         assert model.tokens_per_sample is not None
-        recompute = 4.0 / 3.0 if factors.get("activation_checkpointing") is True else 1.0
-        return (6.0 * model.params * model.tokens_per_sample * t.micro_batch
-                * t.accumulation * recompute)
+        recompute = 4.0 / 3.0 if ckpt else 1.0
+        flops = (6.0 * model.params * model.tokens_per_sample * t.micro_batch
+                 * t.accumulation * recompute)
+        # A model given only by its parameters: all matrix products, width guessed.
+        return flops, Work(gemm=flops, attn=0.0, d_model=width_of(model.params),
+                           tokens=float(t.micro_batch * model.tokens_per_sample),
+                           checkpointing=ckpt)
     spec, _ = _spec(preset)
     if spec is None:
         return None
     s, _ = resolve_reference(spec, factors, field=f"{preset.campaign.kind}.{name}")
-    return reference_flops(s, t.micro_batch) * t.accumulation
+    gemm, attn = reference_split(s, t.micro_batch)
+    flops = (gemm + attn) * t.accumulation
+    return flops, Work(gemm=gemm * t.accumulation, attn=attn * t.accumulation,
+                       d_model=float(s["d_model"]), tokens=float(t.micro_batch * s["seq_len"]),
+                       checkpointing=bool(s.get("activation_checkpointing")))
+
+
+def step_flops(preset: Preset, name: str, factors: dict[str, Any]) -> float | None:
+    """FLOPs of one optimizer step of configuration `name` (None: nothing to compute on)."""
+    sw = step_work(preset, name, factors)
+    return sw[0] if sw is not None else None
 
 
 def _figure(span: Span, estimate: Estimate, key: str, what: str) -> Figure:
@@ -79,17 +97,18 @@ def analytic_on(preset: Preset, key: str, catalog: Catalog,
         mb = t.micro_batch
 
         def figures(name: str, c: Costed, factors: dict[str, Any]) -> dict[str, Any]:
-            flops = step_flops(preset, name, factors)
-            assert flops is not None
+            sw = step_work(preset, name, factors)
+            assert sw is not None
+            flops, work = sw
+            span = analytic_step_time(flops, key, catalog, dtype, work)
             if has_params or spec is None:
-                return {"step_time_s": _figure(analytic_step_time(flops, key, catalog, dtype),
-                                               estimate, key, "params × tokens of [model]")}
+                return {"step_time_s": _figure(span, estimate, key,
+                                               "params × tokens of [model]")}
             s, _ = resolve_reference(spec, factors, field=f"{kind}.{name}")
             mem, one = reference_memory(s, mb), reference_memory(s, 1)
             per_sample = (mem.activations - one.activations) / GIB / max(mb - 1, 1)
             parts = ", ".join(f"{k} {v:.2f}" for k, v in mem.gib().items() if k != "total")
-            return {"step_time_s": _figure(analytic_step_time(flops, key, catalog, dtype),
-                                           estimate, key, what),
+            return {"step_time_s": _figure(span, estimate, key, what),
                     "peak_memory_gib": Figure(
                         value=mem.total / GIB, source="analytic", card=key,
                         note=f"weights + gradients + optimizer + activations: {parts} GiB "
@@ -137,12 +156,12 @@ def disagreements(preset: Preset, entered: dict[str, Figure], planned: dict[str,
             analytic, what_here = plan.value, "the measured model's counted FLOPs"
         else:
             try:
-                flops = step_flops(preset, name, factors)
+                sw = step_work(preset, name, factors)
             except InputError:
                 continue
-            if flops is None:
+            if sw is None:
                 continue
-            analytic = analytic_step_time(flops, key, catalog, dtype).typical
+            analytic = analytic_step_time(sw[0], key, catalog, dtype, sw[1]).typical
             what_here = what
         ratio = base.value / analytic
         if ratio > DISAGREE or ratio < 1 / DISAGREE:
