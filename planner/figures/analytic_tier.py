@@ -10,7 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from planner.errors import InputError
-from planner.figures.analytic import GIB, reference_flops, reference_memory, reference_split
+from planner.figures.analytic import (
+    GIB,
+    reference_flops,
+    reference_memory,
+    reference_params,
+    reference_split,
+)
 from planner.figures.efficiency import Work, width_of
 from planner.figures.estimates import DEFAULT_ESTIMATE, on_card, replace_costed, set_training
 from planner.figures.measured import spec_of
@@ -73,6 +79,33 @@ def step_flops(preset: Preset, name: str, factors: dict[str, Any]) -> float | No
     return sw[0] if sw is not None else None
 
 
+def trainable_params(preset: Preset, name: str, factors: dict[str, Any]) -> int:
+    """Parameters that receive gradients (what a data-parallel run all-reduces)."""
+    t = preset.training
+    assert t is not None
+    if t.model is not None and t.model.params is not None:
+        return t.model.params
+    spec, _ = _spec(preset)
+    assert spec is not None
+    s, _ = resolve_reference(spec, factors, field=f"{preset.campaign.kind}.{name}")
+    return reference_params(s).trainable
+
+
+def with_cards(span: Span, preset: Preset, name: str, factors: dict[str, Any], key: str,
+               catalog: Catalog) -> Span:
+    """`span` of one card's share, plus the exposed all-reduce of a run on several cards."""
+    t = preset.training
+    if t is None or t.cards_per_run <= 1:
+        return span
+    from planner.figures.multicard import multi_card  # only for runs on several cards
+
+    mc = multi_card(catalog.get(key), t.cards_per_run, trainable_params(preset, name, factors))
+    assert mc is not None
+    extra = mc.exposed_s
+    return Span(typical=span.typical + extra, fast=span.fast + extra, slow=span.slow + extra,
+                note=f"{span.note}; {mc.time_note()}")
+
+
 def _figure(span: Span, estimate: Estimate, key: str, what: str) -> Figure:
     return Figure(value=span.pick(estimate), source="analytic", card=key, low=span.fast,
                   high=span.slow, note=f"{span.note}; computed on {what}; {planned_on(estimate)}")
@@ -100,7 +133,8 @@ def analytic_on(preset: Preset, key: str, catalog: Catalog,
             sw = step_work(preset, name, factors)
             assert sw is not None
             flops, work = sw
-            span = analytic_step_time(flops, key, catalog, dtype, work)
+            span = with_cards(analytic_step_time(flops, key, catalog, dtype, work),
+                              preset, name, factors, key, catalog)
             if has_params or spec is None:
                 return {"step_time_s": _figure(span, estimate, key,
                                                "params × tokens of [model]")}

@@ -98,16 +98,22 @@ def _solve(a: list[list[float]], b: list[float]) -> list[float]:
     return x
 
 
+START = (0.6, 500.0, 0.7, 1.0, 1000.0)
+"""Where every fit starts (level, width_scale, attention, checkpointing, micro_batch_tokens):
+the same neutral point whatever is stored, so a leave-one-out fit learns nothing from the
+rows it leaves out."""
+
+
 def fit_rows(eff: Efficiency, catalog: Catalog, rows: list[Row],
              iterations: int = 60) -> Fit:
     """The least-squares fit on `rows` (chips without rows keep the stored fit's model)."""
     chips = sorted({_chip(r, eff, catalog)[0] for r in rows})
     base = eff.fit
+    level, width, attention, ckpt, tokens = START
     x: list[float] = []
-    for c in chips:
-        cf = base.chips.get(c) or base.chips[base.reference_chip]
-        x += [math.log(cf.level), math.log(max(cf.width_scale, 1.0)), math.log(cf.attention)]
-    x += [math.log(base.checkpointing), math.log(max(base.micro_batch_tokens, 1.0))]
+    for _ in chips:
+        x += [math.log(level), math.log(width), math.log(attention)]
+    x += [math.log(ckpt), math.log(tokens)]
 
     def res(v: list[float]) -> list[float]:
         trial = _unpack(v, chips, base)

@@ -266,7 +266,7 @@ def apply_training(preset: Preset, training: Training, cfgs: list[Config], m: Me
             timing = "" if smoke else f"{mc.time_note()}; "
             notes.append(f"{cfg.name}: {mc.cards} cards per run: {timing}{mc.memory_note()}")
             if step is not None and not smoke:
-                step = step.model_copy(update={"value": step.value + mc.allreduce_s,
+                step = step.model_copy(update={"value": step.value + mc.exposed_s,
                                                "note": f"{step.note}; {mc.time_note()}"})
         if step is None:
             warnings.append(f"{cfg.name}: no usable step time in the measurements: the "
