@@ -242,7 +242,7 @@ def log_band(residuals: list[float], floor: float = 0.15) -> tuple[float, float]
 
     def q(p: float) -> float:
         i = p * (len(xs) - 1)
-        lo = int(math.floor(i))
+        lo = math.floor(i)
         hi = min(lo + 1, len(xs) - 1)
         return xs[lo] + (xs[hi] - xs[lo]) * (i - lo)
 

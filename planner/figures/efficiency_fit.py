@@ -84,7 +84,7 @@ def _unpack(x: list[float], chips: list[str], base: Fit) -> Fit:
 def _solve(a: list[list[float]], b: list[float]) -> list[float]:
     """Gaussian elimination with partial pivoting."""
     n = len(b)
-    m = [row[:] + [b[i]] for i, row in enumerate(a)]
+    m = [[*row, b[i]] for i, row in enumerate(a)]
     for col in range(n):
         piv = max(range(col, n), key=lambda r: abs(m[r][col]))
         m[col], m[piv] = m[piv], m[col]
