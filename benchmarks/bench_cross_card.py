@@ -267,6 +267,7 @@ def analytic_main() -> None:
               f"{t / published - 1:+.1%} ({ok}; software {h.software_year})")
     _h100_over_a100(eff, fit, catalog)
     _scaling(eff, catalog)
+    _encoder(eff, catalog)
     _presets(catalog)
 
 
@@ -305,15 +306,47 @@ def _scaling(eff: Efficiency, catalog: Catalog) -> None:
               f"×{fitted[(b.table, b.model, b.seq, r.gpus)]:.3f} fitted")
 
 
+def _encoder(eff: Efficiency, catalog: Catalog) -> None:
+    from planner.figures.encoder import per_token_flops, share_band, tokens_per_s
+
+    cal = eff.encoder
+    assert cal is not None
+    seq = cal.tokens_per_request / cal.sentences_per_request
+    flops = per_token_flops(cal.shape, seq)
+    mean, lo, hi = share_band(cal)
+    print(f"\nEncoder serving calibration ({cal.source}: {cal.model} on the {cal.device}, "
+          f"{cal.peak_tflops:g} TFLOPS dense fp16; {seq:.0f} tokens per sentence, "
+          f"{flops:.3g} FLOPs per token):")
+    for r in cal.rows:
+        tps = r.requests_per_s * cal.tokens_per_request
+        share = tps * flops / (cal.peak_tflops * 1e12)
+        used = "fit" if r.fused else "left out"
+        print(f"  {r.server:<42} {r.requests_per_s:5.2f} req/s = {tps:8.0f} tokens/s = "
+              f"{share:.1%} of peak; analytic {mean * cal.peak_tflops * 1e12 / flops:8.0f} "
+              f"({mean * cal.peak_tflops * 1e12 / flops / tps - 1:+.0%}) [{used}]")
+    print(f"  share of the peak {mean:.1%}, range ×{lo:.2f}–×{hi:.2f}")
+    for card in ("a6000", "a100-80", "h100-sxm", "l40s", "rtx4090"):
+        t, low, high, _ = tokens_per_s(per_token_flops(cal.shape, 512), cal.shape.d_model,
+                                       card, catalog, "bf16", cal)
+        print(f"  {cal.model} at 512 tokens on {card:<9} {t:9.0f} tokens/s "
+              f"({low:.0f}–{high:.0f})")
+
+
 def _presets(catalog: Catalog) -> None:
     from planner.figures.analytic_tier import analytic_on
     from planner.spec.loading import load_preset, shipped_presets
 
-    print("\nShipped presets: analytic (typical) over entered step time, on the preset's card")
+    print("\nShipped presets: analytic (typical) over entered step time (throughput for "
+          "embedding), on the preset's card")
     for name in shipped_presets():
         preset = load_preset(name)[0]
         t = preset.training
         if t is None:
+            got = analytic_on(preset, preset.campaign.card, catalog, "typical").embedding
+            assert got is not None and preset.embedding is not None
+            ratio = (got.throughput_tokens_per_s.value
+                     / preset.embedding.throughput_tokens_per_s.value)
+            print(f"  {name:<15} throughput {ratio:.2f} ({preset.embedding.model})")
             continue
         a = analytic_on(preset, preset.campaign.card, catalog, "typical").training
         assert a is not None

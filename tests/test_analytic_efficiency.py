@@ -19,6 +19,7 @@ from planner.figures.efficiency_fit import (
     residuals,
     row_work,
 )
+from planner.figures.encoder import per_token_flops, share_band, shares, tokens_per_s, width_factor
 from planner.figures.estimates import figures_on
 from planner.figures.multicard import multi_card
 from planner.figures.scaling import analytic_step_time
@@ -101,12 +102,26 @@ def test_utilization_rises_with_width_and_tokens_and_saturates_below_the_level()
     assert chip_fit("AD102", eff.fit)[0] == eff.fit.reference_chip
 
 
-@pytest.mark.parametrize("name", sorted(n for n in shipped_presets()
-                                        if not n.startswith("embedding")))
+MINILM = ("the example throughput of all-MiniLM-L6-v2 (90,000 tokens/s on the A6000) is 20× "
+          "below the analytic estimate: the calibration is of bert-large servers")
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=MINILM))
+    if n == "embedding-3d" else n for n in sorted(shipped_presets())])
 def test_every_shipped_preset_s_analytic_figures_lie_within_2x_of_its_entered_ones(
         name: str) -> None:
     preset, _ = load_preset(name)
     catalog = load_catalog()
+    if preset.embedding is not None:
+        fig = analytic_on(preset, preset.campaign.card, catalog, "typical").embedding
+        assert fig is not None
+        a, e = fig.throughput_tokens_per_s, preset.embedding.throughput_tokens_per_s
+        assert a.source == "analytic" and e.source == "entered"
+        assert a.low is not None and a.high is not None and a.low < a.value < a.high
+        assert "fp16, dynamic batching" in a.note
+        assert 0.5 <= a.value / e.value <= 2.0
+        return
     assert check_entered(preset, catalog) == []
     card = preset.campaign.card
     entered = figures_on(preset, catalog, "typical").training
@@ -139,3 +154,24 @@ def test_a_run_on_several_cards_adds_the_exposed_share_of_its_all_reduce() -> No
     assert one is not None and many is not None
     assert many.baseline.step_time_s.value > one.baseline.step_time_s.value
     assert "ring all-reduce" in many.baseline.step_time_s.note
+
+
+def test_the_encoder_calibration_is_published_servers_share_of_the_peak() -> None:
+    cal = load_efficiency().encoder
+    assert cal is not None
+    xs = shares(cal)
+    assert len(xs) == sum(r.fused for r in cal.rows) == 4
+    assert all(0.2 < x < 0.4 for x in xs)
+    mean, lo, hi = share_band(cal)
+    assert lo <= 1 / 1.15 and hi >= 1.15 and min(xs) / mean >= lo - 1e-12
+    # Each published row, back through the planner's own estimate on that device.
+    seq = cal.tokens_per_request / cal.sentences_per_request
+    per_token = per_token_flops(cal.shape, seq)
+    for x, row in zip(xs, [r for r in cal.rows if r.fused], strict=True):
+        assert x * cal.peak_tflops * 1e12 / per_token == pytest.approx(
+            row.requests_per_s * cal.tokens_per_request)
+    # Narrower encoders reach less of the peak.
+    assert width_factor(384, cal) < width_factor(768, cal) < width_factor(1024, cal) == 1.0
+    t, low, high, note = tokens_per_s(per_token_flops(cal.shape, 512), 1024, "h100-sxm",
+                                      load_catalog(), "bf16", cal)
+    assert low < t < high and "dynamic batching" in note

@@ -108,11 +108,18 @@ def efficiency(card: Card, cal: Calibration) -> float:
 
 def tau(card: Card, ref: Card, dtype: Dtype, cal: Calibration) -> float:
     """Time of a typical step on `card`, relative to the reference card."""
-    peak = card.peak_tflops(dtype) or card.bf16_tflops
+    return tau_of(card.peak_tflops(dtype) or card.bf16_tflops, card.bandwidth_gbps,
+                  card.chip, ref, dtype, cal)
+
+
+def tau_of(peak: float, bandwidth_gbps: float, chip: str, ref: Card, dtype: Dtype,
+           cal: Calibration) -> float:
+    """`tau` of a device given by its dense peak, bandwidth and chip (one outside the
+    catalog)."""
     ref_peak = ref.peak_tflops(dtype) or ref.bf16_tflops
     s = cal.compute_share
-    return (s * ref_peak / (efficiency(card, cal) * peak)
-            + (1.0 - s) * ref.bandwidth_gbps / card.bandwidth_gbps)
+    return (s * ref_peak / (cal.efficiency.get(chip, 1.0) * peak)
+            + (1.0 - s) * ref.bandwidth_gbps / bandwidth_gbps)
 
 
 def _deviations(key: str, cal: Calibration) -> list[float] | None:

@@ -29,6 +29,7 @@ from pydantic import Field, ValidationError
 
 from planner.errors import from_validation
 from planner.figures.calibration import Source
+from planner.figures.encoder import EncoderCalibration
 from planner.spec.base import Strict
 from planner.spec.shipped import shipped
 from planner.tomlio import parse_toml
@@ -164,6 +165,8 @@ class Efficiency(Strict):
     """Every row the fit used."""
     held_out: list[HeldOut] = []
     """Published runs kept out of the fit."""
+    encoder: EncoderCalibration | None = None
+    """The encoder serving calibration of the embedding throughput."""
 
 
 _EFF: Efficiency | None = None
