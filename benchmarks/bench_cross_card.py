@@ -325,9 +325,10 @@ def _encoder(eff: Efficiency, catalog: Catalog) -> None:
               f"{share:.1%} of peak; analytic {mean * cal.peak_tflops * 1e12 / flops:8.0f} "
               f"({mean * cal.peak_tflops * 1e12 / flops / tps - 1:+.0%}) [{used}]")
     print(f"  share of the peak {mean:.1%}, range ×{lo:.2f}–×{hi:.2f}")
+    d0 = eff.fit.chips[eff.fit.reference_chip].width_scale
     for card in ("a6000", "a100-80", "h100-sxm", "l40s", "rtx4090"):
         t, low, high, _ = tokens_per_s(per_token_flops(cal.shape, 512), cal.shape.d_model,
-                                       card, catalog, "bf16", cal)
+                                       card, catalog, "bf16", cal, d0)
         print(f"  {cal.model} at 512 tokens on {card:<9} {t:9.0f} tokens/s "
               f"({low:.0f}–{high:.0f})")
 

@@ -171,7 +171,9 @@ def test_the_encoder_calibration_is_published_servers_share_of_the_peak() -> Non
         assert x * cal.peak_tflops * 1e12 / per_token == pytest.approx(
             row.requests_per_s * cal.tokens_per_request)
     # Narrower encoders reach less of the peak.
-    assert width_factor(384, cal) < width_factor(768, cal) < width_factor(1024, cal) == 1.0
+    d0 = chip_fit(cal.chip, load_efficiency().fit)[1].width_scale
+    assert (width_factor(384, cal, d0) < width_factor(768, cal, d0)
+            < width_factor(1024, cal, d0) == 1.0)
     t, low, high, note = tokens_per_s(per_token_flops(cal.shape, 512), 1024, "h100-sxm",
-                                      load_catalog(), "bf16", cal)
+                                      load_catalog(), "bf16", cal, d0)
     assert low < t < high and "dynamic batching" in note

@@ -160,13 +160,15 @@ def _embedding_on(preset: Preset, key: str, catalog: Catalog, estimate: Estimate
     """The embedding preset on card `key` with the analytic throughput: the encoder's FLOPs
     per padded token (the measurement section's reference encoder, or the shape of the
     encoder it names) at the share of the peak published servers reach."""
-    from planner.figures.efficiency import load_efficiency
+    from planner.figures.efficiency import chip_fit, load_efficiency
     from planner.figures.encoder import per_token_flops, tokens_per_s
 
     e = preset.embedding
     assert e is not None
-    cal = load_efficiency().encoder
+    eff = load_efficiency()
+    cal = eff.encoder
     assert cal is not None
+    d0 = chip_fit(cal.chip, eff.fit)[1].width_scale
     catalog.get(key, field="--cards")
     seq = min(e.lengths.max, e.truncation_tokens)
     batch = max(1, e.grouped_budget // seq) if e.batching == "length-grouped" else e.batch_size
@@ -182,7 +184,7 @@ def _embedding_on(preset: Preset, key: str, catalog: Catalog, estimate: Estimate
                          f"measure] with reference = \"encoder\" (no shape is known for "
                          f"{e.model!r})", field="embedding.measure")
     dtype = spec.dtype if spec is not None else "bf16"
-    typical, low, high, note = tokens_per_s(flops, width, key, catalog, dtype, cal)
+    typical, low, high, note = tokens_per_s(flops, width, key, catalog, dtype, cal, d0)
     fig = Figure(value=low if estimate == "cautious" else typical, source="analytic",
                  card=key, low=low, high=high,
                  note=f"{batch} × {seq} tokens per batch, computed on {what}; {note}; "

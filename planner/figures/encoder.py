@@ -95,30 +95,27 @@ def share_band(cal: EncoderCalibration, floor: float = 0.15) -> tuple[float, flo
     return (mean, min(min(xs) / mean, 1 / (1 + floor)), max(max(xs) / mean, 1 + floor))
 
 
-def width_factor(d_model: float, cal: EncoderCalibration) -> float:
+def width_factor(d_model: float, cal: EncoderCalibration, width_scale: float) -> float:
     """How much less (or more) of the peak an encoder of width `d_model` reaches than the
     benchmarked one: the width saturation g(d) = d / (d + d0) of the training fit
-    (`planner.figures.efficiency`, the reference chip's d0)."""
-    from planner.figures.efficiency import chip_fit, load_efficiency
-
-    fit = load_efficiency().fit
-    d0 = chip_fit(cal.chip, fit)[1].width_scale
+    (`planner.figures.efficiency`; `width_scale` is its d0 for the benchmarked chip)."""
 
     def g(d: float) -> float:
-        return d / (d + d0)
+        return d / (d + width_scale)
 
     return g(d_model) / g(cal.shape.d_model)
 
 
 def tokens_per_s(flops_per_token: float, d_model: float, dst_key: str, catalog: Catalog,
-                 dtype: Dtype, cal: EncoderCalibration) -> tuple[float, float, float, str]:
+                 dtype: Dtype, cal: EncoderCalibration, width_scale: float
+                 ) -> tuple[float, float, float, str]:
     """(typical, low, high, note): padded tokens per second of one card `dst_key` for an
-    encoder of width `d_model`."""
+    encoder of width `d_model` (`width_scale`: see `width_factor`)."""
     lam = load_calibration()
     dst, ref = catalog.get(dst_key), catalog.get(lam.reference_card)
     rate: Dtype = "bf16" if dtype == "fp8" else dtype
     share, lo, hi = share_band(cal)
-    width = width_factor(d_model, cal)
+    width = width_factor(d_model, cal, width_scale)
     on_device = share * width * cal.peak_tflops * 1e12 / flops_per_token
     moved = (tau_of(cal.peak_tflops, cal.bandwidth_gbps, cal.chip, ref, rate, lam)
              / tau(dst, ref, rate, lam))
