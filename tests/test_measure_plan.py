@@ -138,6 +138,21 @@ def test_cpu_step_times_replace_the_card_s_only_when_asked(preset: Preset) -> No
     assert "measured on CPU: memory used, step times kept" not in plan.decisions
 
 
+def test_the_command_line_keeps_cpu_step_times_unless_told(
+        preset: Preset, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "m.toml"
+    path.write_text(measurements_toml(measurements(preset, "cpu", kind="cpu")))
+    base = ["--preset", "ablation-7d", "--measurements", str(path), "--json",
+            "--created", "2026-01-01T00:00:00+00:00"]
+    assert main(base) == 0
+    kept = json.loads(capsys.readouterr().out)
+    assert main([*base, "--use-cpu-step-times"]) == 0
+    used = json.loads(capsys.readouterr().out)
+    assert kept != used
+    assert "measured on CPU: memory used, step times kept" in json.dumps(kept)
+    assert "measured on CPU: memory used, step times kept" not in json.dumps(used)
+
+
 def test_a_cancelled_cpu_measurement_keeps_every_figure_it_did_not_measure(
         preset: Preset) -> None:
     plain = plan_campaign(preset, load_catalog(), created=CREATED)
