@@ -47,6 +47,19 @@ def test_the_fit_data_loads_with_its_sources_and_every_row() -> None:
         assert w.tokens == r.micro_batch * r.seq
 
 
+def test_a_plan_reads_the_same_fit_from_the_head_of_the_file() -> None:
+    import planner.figures.efficiency as module
+
+    full = load_efficiency().fit
+    saved = module._EFF, module._FIT
+    module._EFF = module._FIT = None
+    try:
+        assert module.load_fit() == full
+        assert module._EFF is None          # the published rows were not parsed
+    finally:
+        module._EFF, module._FIT = saved
+
+
 def test_the_stored_fit_is_the_least_squares_one_and_its_band_comes_from_residuals() -> None:
     eff, catalog = load_efficiency(), load_catalog()
     refit = fit_rows(eff, catalog, eff.rows)

@@ -13,7 +13,7 @@ from planner.figures.calibration import load_calibration, spread, tau
 from planner.figures.efficiency import (
     Work,
     chip_fit,
-    load_efficiency,
+    load_fit,
     seconds_on_anchor,
     utilization,
 )
@@ -32,8 +32,7 @@ def analytic_seconds(flops: float, dst_key: str, catalog: Catalog, dtype: Dtype,
                      work: Work | None = None) -> tuple[float, float, float, str]:
     """(typical, fast, slow, note): seconds of a training step of `flops` on `dst_key`.
     `work` splits the FLOPs and gives the shape (None: `GENERIC`)."""
-    eff = load_efficiency()
-    fit, cal = eff.fit, load_calibration()
+    fit, cal = load_fit(), load_calibration()
     dst = catalog.get(dst_key)
     chip, cf = chip_fit(dst.chip, fit)
     anchor = catalog.get(cf.card)

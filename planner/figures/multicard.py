@@ -80,13 +80,13 @@ def multi_card(card: Card, cards: int, trainable_params: int) -> MultiCard | Non
     """The all-reduce and memory terms of a run on `cards` cards; None for one card."""
     if cards <= 1:
         return None
-    from planner.figures.efficiency import load_efficiency  # only for runs on several cards
+    from planner.figures.efficiency import load_fit  # only for runs on several cards
 
     link, gbps = link_of(card, cards)
     grad_bytes = float(trainable_params) * GRAD_BYTES
     ring = 2.0 * (cards - 1) / cards / (gbps * 1e9)
     seconds = ring * grad_bytes
-    exposed = max(load_efficiency().fit.allreduce_exposed * seconds,
+    exposed = max(load_fit().allreduce_exposed * seconds,
                   ring * min(grad_bytes, BUCKET_BYTES))
     return MultiCard(cards=cards, link=link, link_gbps=gbps, gradient_gib=grad_bytes / GIB,
                      allreduce_s=seconds, exposed_s=exposed, bucket_gib=grad_bytes / GIB,
