@@ -229,7 +229,7 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
                   created: datetime | None = None, source: str | None = None,
                   corpus: Layout | None = None,
                   estimate: Estimate = DEFAULT_ESTIMATE, solver: Solver = "fast",
-                  time_limit_s: float = 5.0) -> Plan:
+                  time_limit_s: float = 5.0, cpu_step_times: bool = False) -> Plan:
     """Plan a campaign: validate it against the catalog, order its runs information-first,
     place them on the cards inside the usable window, and sum up what fits.
 
@@ -239,7 +239,9 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     another card are derived from their anchor (`planner.figures.estimates.figures_on`); `estimate`
     picks the end of their range planned on (`cautious`: the slow end). `solver`: the fast
     packer, or `cp-sat` (the `solve` extra) for a proven optimum within `time_limit_s`
-    (see `planner.planning.packing` for the objective). Raises InputError on bad input.
+    (see `planner.planning.packing` for the objective). `cpu_step_times`: plan with step
+    times measured on a CPU (else such measurements give only memory). Raises InputError on
+    bad input.
     """
     card, warnings = check(preset, catalog, source)
     budget_note = ""
@@ -279,7 +281,8 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
                                   budget_note=budget_note)
             return plan.model_copy(update={"assumptions": plan.assumptions.model_copy(
                 update={"estimate": estimate})})
-        on, more = measured.apply_embedding(on, measurements, c.card, card, catalog, estimate)
+        on, more = measured.apply_embedding(on, measurements, c.card, card, catalog, estimate,
+                                            cpu_step_times)
         plan = plan_embedding(on, card, campaign, warnings + more, source, corpus,
                               budget_note=budget_note)
         return plan.model_copy(update={"assumptions": plan.assumptions.model_copy(
@@ -294,7 +297,7 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     notes: list[str] = []
     if measurements is not None:
         cfgs, notes, more = measured.apply_training(on, training, cfgs, measurements, c.card,
-                                                    card, catalog, estimate)
+                                                    card, catalog, estimate, cpu_step_times)
         warnings += more
     elif training.cards_per_run > 1:
         from planner.figures.multicard import entered_note  # only for runs on several cards

@@ -118,3 +118,19 @@ def stage_text(target: Path, text: str) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return Path(tmp)
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write `data` to `path` via a synced temporary file beside it and a rename (images,
+    reports: files that are not text)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:200]}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o666 & ~_umask())
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

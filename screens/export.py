@@ -1,4 +1,5 @@
-"""Export screen: the order form, a preview of both files, and the atomic write.
+"""Export screen: the order form, a preview of both files and of the report, and the atomic
+writes (`w` the plan and order, `r` report.html beside them).
 
 The contact goes into the order only (as the headless `--contact-name/--contact-email`
 do), so the files equal a headless export of the same preset.
@@ -16,6 +17,7 @@ from textual.widgets import Button, Static, TabbedContent, TabPane, TextArea
 
 from planner.errors import InputError
 from planner.planning.export import order_toml, plan_toml, write_exports
+from planner.report.outline import outline
 from planner.spec.preset import OrderSpec
 from planner.tomlio import write_atomic
 from screens import state
@@ -25,6 +27,9 @@ from screens.state import Workspace
 from screens.widgets.form import FieldRow, WrapRow, help_of
 
 FILES = ("plan.toml", "order.toml")
+"""What `w` writes."""
+REPORT = "report.html"
+"""What `r` writes beside them: the plan as a picture (`campaign-planner report`)."""
 
 
 class ExportScreen(PlannerScreen):
@@ -33,6 +38,7 @@ class ExportScreen(PlannerScreen):
     MODE = "export"
     AUTO_FOCUS = "#preview"
     BINDINGS: ClassVar = [Binding("w,ctrl+s", "write", "Write files"),
+                          Binding("r", "write_report", "Report"),
                           Binding("s", "save_preset", "Save preset"),
                           Binding("p", "focus_preview", "Preview")]
 
@@ -59,7 +65,7 @@ class ExportScreen(PlannerScreen):
             yield Button("Write files (w)", id="write", variant="primary", compact=True)
         yield Static("", id="export-message", classes="message", markup=False)
         with TabbedContent(id="preview"):
-            for name in FILES:
+            for name in (*FILES, REPORT):
                 with TabPane(name, id=f"tab-{name.split('.')[0]}"):
                     yield TextArea("", read_only=True, id=f"text-{name.split('.')[0]}",
                                    soft_wrap=True, show_line_numbers=False)
@@ -83,6 +89,7 @@ class ExportScreen(PlannerScreen):
         plan, order = state.exports(ws, self.planner.catalog, contact)
         self.query_one("#text-plan", TextArea).load_text(plan_toml(plan))
         self.query_one("#text-order", TextArea).load_text(order_toml(order))
+        self.query_one("#text-report", TextArea).load_text(outline(plan))
         message.set_class(ws.error is not None, "-error")
         if ws.error is not None:
             message.update("✗ the last edit cannot be planned: fix it before writing")
@@ -157,6 +164,35 @@ class ExportScreen(PlannerScreen):
                 return
             try:
                 write_atomic(path, text, force=bool(force))
+            except (InputError, OSError) as exc:
+                self.notify(f"Not written: {exc}", severity="error")
+                return
+            self._said(f"Wrote {path}")
+
+        if path.exists():
+            self.app.push_screen(Confirm(f"{path} already exists. Overwrite?",
+                                         yes="Overwrite", no="Keep"), write)
+        else:
+            write(False)
+
+    def action_write_report(self) -> None:
+        """Write report.html into the folder (asking before replacing one) and say where."""
+        ws = self.planner.workspace
+        if ws.error is not None:
+            self.notify(f"Not written: {ws.error}", severity="error")
+            return
+        path = Path(self.planner.out_dir).expanduser() / REPORT
+
+        def write(force: bool | None) -> None:
+            if not force and path.exists():
+                self._said(f"Kept the existing {path}; nothing written.")
+                return
+            from planner.report.write import render, write_report
+
+            try:
+                contact = state.contact_of(*self.planner.contact)
+                plan, _ = state.exports(ws, self.planner.catalog, contact)
+                write_report(path, render(plan, "html"), force=bool(force))
             except (InputError, OSError) as exc:
                 self.notify(f"Not written: {exc}", severity="error")
                 return

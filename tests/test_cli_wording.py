@@ -82,5 +82,5 @@ def test_a_partial_measurement_without_a_file_reads_as_english() -> None:
     m = measurements(preset)
     m = m.model_copy(update={"configs": m.configs[:2], "partial": True, "file": ""})
     plan = plan_campaign(preset, load_catalog(), measurements=m)
-    assert any(w.startswith("the measurement is partial (stopped early)")
+    assert any(w.startswith("the measurements are partial (stopped early)")
                for w in plan.warnings)

@@ -25,7 +25,7 @@ Command = Callable[[Sequence[str]], int]
 """A subcommand's entry point: its arguments in, its exit code out."""
 
 COMMANDS = ("presets", "cards", "schema", "measure", "compare", "advise", "check", "run",
-            "status", "slurm", "corpus", "embed")
+            "status", "slurm", "corpus", "embed", "report")
 """The subcommands; anything else is the plan command's arguments."""
 
 
@@ -36,7 +36,8 @@ def plan_parser() -> argparse.ArgumentParser:
         description="Plan what fits in a GPU rental window, from a preset, and export the "
                     "plan and the matching order.",
         epilog="Other commands (each takes --help): presets, cards, schema, measure, "
-               "compare, advise, check, corpus scan, corpus size, embed, run, status, slurm.",
+               "compare, advise, check, corpus scan, corpus size, embed, run, status, slurm, "
+               "report.",
     )
     p.add_argument("--preset", metavar="NAME|PATH",
                    help="shipped preset name (see `presets`) or a preset file; "
@@ -54,6 +55,10 @@ def plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--measurements", metavar="FILE",
                    help="plan from measured figures (`campaign-planner measure`), each "
                         "labelled measured, scaled or analytic")
+    p.add_argument("--use-cpu-step-times", action="store_true",
+                   help="with --measurements taken on a CPU: plan with their step times "
+                        "(by default a CPU measurement is a smoke test: its memory is used, "
+                        "the step times are kept)")
     p.add_argument("--estimate", choices=("typical", "cautious"), default="cautious",
                    help="figures taken on another card, and analytic ones, are planned on the "
                         "slow end of their range (cautious, the default) or on the calibrated "
@@ -112,7 +117,8 @@ def cmd_plan(argv: Sequence[str]) -> int:
                             measurements=measurements)
     plan = plan_campaign(preset, catalog, created=created, source=source, corpus=layout,
                          measurements=measurements, estimate=args.estimate,
-                         solver=_solver(args), time_limit_s=args.time_limit)
+                         solver=_solver(args), time_limit_s=args.time_limit,
+                         cpu_step_times=args.use_cpu_step_times)
     plan = with_overrides(plan, changed)
     card = catalog.get(preset.campaign.card)
     order, order_warnings = make_order(preset, plan, card, contact)
@@ -190,6 +196,9 @@ def _command(name: str) -> Command:
         case "corpus":
             from planner.cli import corpus
             return corpus.main
+        case "report":
+            from planner.cli import report
+            return report.main
         case _:
             from planner.cli import embed
             return embed.main
