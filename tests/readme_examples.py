@@ -7,7 +7,10 @@ The convention, for any section of README.md:
   its output, exactly as the program prints it (stdout, then stderr);
 - a line that holds only `...` stands for any number of lines the example leaves out;
 - a fenced ```toml block whose first line is `# NAME.toml` is a file the examples read: it
-  is written as NAME.toml into the folder the examples run in.
+  is written as NAME.toml into the folder the examples run in;
+- a line `<!-- setup: campaign-planner ... -->` (not shown by a Markdown viewer) is a
+  command the next example needs run first, e.g. the export whose plan it reads; it must
+  succeed, its output is not compared.
 
 `tests/test_readme_examples.py` runs every example so found; a new example is covered as
 soon as it is written this way.
@@ -15,6 +18,7 @@ soon as it is written this way.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +26,7 @@ from pathlib import Path
 README = Path(__file__).resolve().parent.parent / "README.md"
 
 PROMPT = "$ campaign-planner"
+SETUP = re.compile(r"^<!-- setup: (campaign-planner .*) -->$")
 ELLIPSIS = "..."
 
 
@@ -35,6 +40,8 @@ class Example:
     """The command, without the `$ `."""
     output: list[str]
     """The lines shown under it (trailing blank lines dropped)."""
+    setup: tuple[str, ...] = ()
+    """Commands run before it (`<!-- setup: ... -->` lines above it)."""
 
     def matches(self, got: str) -> bool:
         """Whether the program's output is the one shown, `...` lines standing for any
@@ -72,7 +79,10 @@ def examples(text: str | None = None) -> list[Example]:
     """Every command example of the README (or of `text`), in order."""
     lines = (README.read_text() if text is None else text).splitlines()
     found: list[Example] = []
+    setups = [(i, m.group(1).strip()) for i, line in enumerate(lines)
+              if (m := SETUP.match(line))]
     for start, block in _blocks(lines):
+        before = len(found)
         current: tuple[int, str, list[str]] | None = None
         for k, line in enumerate(block):
             if line.startswith("$ "):
@@ -83,6 +93,11 @@ def examples(text: str | None = None) -> list[Example]:
                 current[2].append(line)
         if current is not None:
             found.append(_example(*current))
+        if len(found) > before:
+            # Setup lines since the previous example's block belong to this block's first.
+            after = found[before - 1].line - 1 if before else -1
+            mine = tuple(cmd for i, cmd in setups if after < i < start)
+            found[before] = dataclasses.replace(found[before], setup=mine)
     return found
 
 

@@ -26,11 +26,15 @@ def test_the_readme_has_examples_and_files() -> None:
 def test_the_reader_finds_examples_in_both_kinds_of_block() -> None:
     text = ("Text\n\n    $ campaign-planner presets\n    one\n\n    two\n\nMore\n\n"
             "```console\n$ campaign-planner cards\nthree\n...\n$ other\nnot mine\n```\n\n"
-            "```toml\n# a.toml — a file\nx = 1\n```\n")
+            "```toml\n# a.toml — a file\nx = 1\n```\n\n"
+            "<!-- setup: campaign-planner --preset p --out d -->\n\n"
+            "    $ campaign-planner report d/plan.toml\n    Wrote d/report.html\n")
     found = examples(text)
     assert [(e.line, e.command, e.output) for e in found] == [
         (3, "campaign-planner presets", ["one", "", "two"]),
-        (11, "campaign-planner cards", ["three", "..."])]
+        (11, "campaign-planner cards", ["three", "..."]),
+        (25, "campaign-planner report d/plan.toml", ["Wrote d/report.html"])]
+    assert [e.setup for e in found] == [(), (), ("campaign-planner --preset p --out d",)]
     assert found[1].matches("three\nfour\nfive\n") and not found[1].matches("four\n")
     assert files(text) == {"a.toml": "# a.toml — a file\nx = 1\n"}
 
@@ -44,6 +48,9 @@ def test_the_example_is_the_real_output(example: Example, tmp_path: Path,
     monkeypatch.chdir(tmp_path)
     # The progress line of a long search depends on the machine's speed, not the program.
     monkeypatch.setattr("planner.cli.advise.PROGRESS_AFTER_S", float("inf"))
+    for command in example.setup:
+        assert main(shlex.split(command)[1:]) == 0, command
+    capsys.readouterr()
     argv = shlex.split(example.command)
     code = main(argv[1:])
     got = capsys.readouterr()
