@@ -252,13 +252,21 @@ def console() -> int:
     and, in its own process, ends without the interpreter's teardown (`planner.cli.lean`).
     Only the headless plan does: other commands and the terminal UI start
     processes (runs, measurements) that inherit the environment, and importing `planner` as
-    a library changes nothing.
+    a library changes nothing. The terminal UI's process, too, ends without the teardown
+    (unless a thread of it still runs).
     """
     argv = sys.argv[1:]
     if argv and argv[0] not in COMMANDS and "--tui" not in argv:
         from planner.cli.lean import end_process, lean_process
 
         lean_process()
+        return end_process(main(argv))
+    if not argv or "--tui" in argv:
+        # The terminal UI, once quit, ends without the interpreter's teardown too: freeing
+        # a large plan's objects one by one kept a blank screen up for a good part of a
+        # second after the key. Its environment is left as it was (see above).
+        from planner.cli.lean import end_process
+
         return end_process(main(argv))
     return main(argv)
 
