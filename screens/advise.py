@@ -102,6 +102,14 @@ class AdviseScreen(PlannerScreen):
         super().on_mount()
         self.call_after_refresh(self.query_one("#advise").scroll_home, animate=False)
 
+    def on_screen_suspend(self) -> None:
+        # A search still running when the screen is left stops: planning every order takes
+        # a core (and the interpreter's lock) from the screen shown now. It starts again
+        # when Advise comes back.
+        if self._shown != self._token:
+            self.workers.cancel_group(self, "advise")
+            self._seen = -1
+
     def base(self, ws: Workspace) -> Preset:
         """The campaign the search starts from: the anchor while the workspace holds the
         order adopted here, else the workspace's own preset (which becomes the anchor)."""

@@ -192,3 +192,38 @@ async def test_the_table_takes_the_height_it_is_given() -> None:
             rows[size] = table.size.height
             assert screen.query_one("#adopt").region.bottom < size[1] - 1
     assert rows[(120, 36)] >= rows[(80, 24)] + 10
+
+
+async def test_leaving_advise_stops_its_search_and_coming_back_finishes_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+    import threading
+
+    import screens.advise as module
+
+    started, released = threading.Event(), threading.Event()
+    calls: list[bool] = []
+
+    def held(*args: Any, progress_fn: Any, **kwargs: Any) -> Any:
+        calls.append(True)
+        if len(calls) == 1:  # the first search waits until the screen was left
+            started.set()
+            released.wait()
+            progress_fn(0, 1)  # raises: the search was cancelled meanwhile
+        return advise(*args, progress_fn=progress_fn, **kwargs)
+
+    monkeypatch.setattr(module, "advise", held)
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("7")
+        await asyncio.to_thread(started.wait)
+        screen = app.screen
+        await pilot.press("1")
+        await pilot.pause()
+        released.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert screen.result is None  # stopped, nothing shown
+        await pilot.press("7")
+        screen = await searched(pilot)
+        assert len(calls) == 2 and screen.result is not None and screen.result.options
