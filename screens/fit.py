@@ -133,8 +133,11 @@ class FitScreen(PlannerScreen):
         plan = ws.plan
         self._text("#top", figures(plan))
         self._table(plan)
-        self.query_one(Timeline).show(plan)
+        timeline = self.query_one(Timeline)
+        timeline.show(plan)
         self._text("#timeline-legend", legend(plan))
+        # In the same frame as the plan, not a message later: one frame per edit.
+        self._cursor(timeline)
         # An embedding campaign has no configurations, so no memory bars: no section.
         bars = bool(plan.assumptions.figures)
         if self.query_one(MemoryBars).display != bars:
@@ -179,8 +182,12 @@ class FitScreen(PlannerScreen):
         self.query_one(f"#{where}").scroll_visible(top=True, animate=False)
 
     def on_timeline_moved(self, message: Timeline.Moved) -> None:
-        run = message.run
+        self._cursor(message.timeline)
+
+    def _cursor(self, timeline: Timeline) -> None:
+        """The run under the timeline's cursor, and the timeline's keys."""
+        run = timeline.cursor_run()
         keys = ("+/− zoom · [ ] pan · ←→ runs · ↑↓ cards · 0 whole window"
-                if message.timeline.has_focus else "t: zoom, pan and a cursor on the runs")
-        self._text("#timeline-cursor", (describe(message.timeline.plan, run) + "\n"
-                                        if run and message.timeline.plan else "") + keys)
+                if timeline.has_focus else "t: zoom, pan and a cursor on the runs")
+        self._text("#timeline-cursor", (describe(timeline.plan, run) + "\n"
+                                        if run and timeline.plan else "") + keys)

@@ -43,7 +43,8 @@ class Timeline(Lines):
     """
 
     class Moved(Message):
-        """The cursor, the zoom or the pan changed: the run under the cursor."""
+        """The cursor, the zoom, the pan or the focus changed (not the plan: whoever
+        shows a new plan reads `cursor_run` then): the run under the cursor."""
 
         def __init__(self, timeline: Timeline, run: Run | None) -> None:
             super().__init__()
@@ -68,7 +69,6 @@ class Timeline(Lines):
             self.view = View(self.view.zoom, self.view.start_h,
                              first.id if first else None).clamped(plan.campaign.window_hours)
         super().show(plan)
-        self.post_message(self.Moved(self, self.cursor_run()))
 
     def cursor_run(self) -> Run | None:
         """The run under the cursor."""
@@ -81,6 +81,7 @@ class Timeline(Lines):
             return
         self.view = view.clamped(self.plan.campaign.window_hours)
         self.show(self.plan)
+        self.post_message(self.Moved(self, self.cursor_run()))
 
     def action_zoom(self, by: int) -> None:
         """Zoom in (1) or out (-1) around the cursor's run (or the middle of the view)."""
