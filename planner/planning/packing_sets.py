@@ -1,0 +1,144 @@
+"""Whether a set of runs fits whole: the yes/no question behind complete seed sets.
+
+    sets_fit(jobs, n_cards, horizon, deadline) -> True | False | None
+
+- `jobs`: every run that must be placed (for K seed sets: their matrix runs and, when
+  they count, their evaluations), self-contained: an evaluation's `after` indexes this list.
+- `deadline`: `time.monotonic()` seconds by which the answer is due; the solver never runs
+  past it (building a model included, up to one model's build).
+- `True`: a schedule placing every run exists; one was found and checked with the real
+  durations. `False`: proven that none exists, for the real durations (counting bounds of
+  `planner.planning.packing_bounds`, or CP-SAT on a grid that rounds durations down).
+  `None`: not decided by the deadline, or OR-Tools is not installed and neither counting
+  nor the fast packer decides.
+
+`fit_schedule` gives the schedule behind a `True`; `more_sets` uses it to complete more
+seed sets than a packing has, one set at a time, and fills the rest of the window around
+them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from collections.abc import Sequence
+
+from planner.planning.objective import Job, score
+from planner.planning.packing_bounds import cannot_fit
+from planner.planning.packing_fast import layered, pack_fast, serial, sets_first
+from planner.planning.schedule import Placement
+
+MIN_SOLVE_S = 0.05
+"""No solve is started with less time than this left."""
+
+Schedule = list[Placement | None]
+
+
+def sets_fit(jobs: Sequence[Job], n_cards: int, horizon: float, deadline: float
+             ) -> bool | None:
+    """Whether every one of `jobs` fits on `n_cards` cards in [0, horizon] (see the module
+    docstring): True proven fits, False proven does not, None unknown."""
+    return fit_schedule(jobs, n_cards, horizon, deadline)[0]
+
+
+def fit_schedule(jobs: Sequence[Job], n_cards: int, horizon: float, deadline: float
+                 ) -> tuple[bool | None, Schedule | None]:
+    """`sets_fit`'s answer and, when it is True, a schedule placing every job."""
+    if not jobs:
+        return True, []
+    if cannot_fit(jobs, n_cards, horizon):
+        return False, None
+    placed = pack_fast(jobs, n_cards, horizon)
+    alt = serial(jobs, sets_first(jobs, len(jobs)), n_cards, horizon)
+    for got in (placed, alt):
+        if all(p is not None for p in got):
+            return True, got
+    if importlib.util.find_spec("ortools") is None or deadline - time.monotonic() < MIN_SOLVE_S:
+        return None, None
+    return _solve(jobs, n_cards, horizon, placed, deadline)
+
+
+def _solve(jobs: Sequence[Job], n_cards: int, horizon: float, placed: Schedule,
+           deadline: float) -> tuple[bool | None, Schedule | None]:
+    from planner.planning.packing_model import Clock, Model, grid
+
+    clock = Clock(deadline)
+    ok = [True] * len(jobs)  # `cannot_fit` has checked that each can run alone
+    g = grid(jobs, horizon, ok)
+    # The search: runs optional, as many placed as can be, from the fast packing (a
+    # complete hint, so the search starts from a solution and improves it).
+    model = Model(jobs, n_cards, ok, g.up, g.h, g.scale)
+    cp = model.cp
+    model.hint(placed, n_cards)
+    model.m.maximize(sum(model.on))
+    solver, status = model.solve(clock.share(1.0 if g.exact else 0.6))
+    if status in (cp.OPTIMAL, cp.FEASIBLE):
+        got = model.placed(solver)
+        if all(p is not None for p in got):
+            real = with_cards(jobs, got, n_cards, horizon)
+            if real is not None:
+                return True, real
+        if g.exact and solver.best_objective_bound < len(jobs) - 0.5:
+            return False, None
+    if g.exact or clock.left() < MIN_SOLVE_S:
+        return None, None
+    # The proof on the grid that rounds durations down: every real schedule is one of its.
+    relax = Model(jobs, n_cards, ok, g.down, g.h, g.scale, all_on=True)
+    solver, status = relax.solve(clock.left())
+    return (False, None) if status == cp.INFEASIBLE else (None, None)
+
+
+def with_cards(jobs: Sequence[Job], got: Schedule, n_cards: int, horizon: float
+               ) -> Schedule | None:
+    """A solver's packing (starts, no cards) on actual cards, each run at its own start with
+    its real duration. Durations on the search grid are rounded up, so a card free at a
+    run's start there is free for its real duration too; None if that fails anyway."""
+    order = sorted((i for i, p in enumerate(got) if p is not None),
+                   key=lambda i: (got[i].start, i))  # type: ignore[union-attr]
+    pinned = {i: got[i].start for i in order}  # type: ignore[union-attr]
+    out = serial(jobs, order, n_cards, horizon, pinned)
+    if any((p is None) != (q is None) for p, q in zip(got, out, strict=True)):
+        return None
+    return out
+
+
+def more_sets(jobs: Sequence[Job], n_cards: int, horizon: float, best: Schedule,
+              deadline: float) -> Schedule | None:
+    """A packing with more complete seed sets than `best`, when one is found by the
+    deadline: each further set's runs (with those before) must fit whole, then the other
+    runs fill the room left around them. None when none is found."""
+    layers: dict[int, list[int]] = {}
+    for i, j in enumerate(jobs):
+        if j.matrix:
+            layers.setdefault(j.seed, []).append(i)
+    seeds = sorted(layers)
+    have = score(jobs, best)[0]
+    out: Schedule | None = None
+    for k in range(have + 1, len(seeds) + 1):
+        left = deadline - time.monotonic()
+        if left < MIN_SOLVE_S:
+            break
+        idx = [i for s in seeds[:k] for i in layers[s]]
+        sub = [jobs[i] for i in idx]
+        fits, sched = fit_schedule(sub, n_cards, horizon, time.monotonic() + left * 0.5)
+        if fits is not True or sched is None:
+            break
+        filled = _fill(jobs, idx, sched, n_cards, horizon)
+        if filled is None or score(jobs, filled)[0] < k:
+            break
+        out = filled
+    return out
+
+
+def _fill(jobs: Sequence[Job], idx: list[int], sched: Schedule, n_cards: int,
+          horizon: float) -> Schedule | None:
+    """The runs `idx` where `sched` puts them, then every other run at its earliest place
+    around them, seed layer by seed layer."""
+    at = {i: p.start for i, p in zip(idx, sched, strict=True) if p is not None}
+    head = sorted(at, key=lambda i: (at[i], i))
+    taken = set(head)
+    order = [*head, *(i for i in layered(jobs) if i not in taken)]
+    out = serial(jobs, order, n_cards, horizon, at)
+    if any(out[i] is None for i in head):
+        return None
+    return out
