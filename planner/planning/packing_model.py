@@ -26,9 +26,12 @@ SCALES = (60, 3600, 3_600_000, 36_000_000)
 """Solver time units per hour tried for an exact grid, coarsest first."""
 FALLBACK = 3_600_000
 """Units per hour when no grid is exact: milliseconds, durations rounded both ways."""
-X_LIMIT = 20_000
+X_LIMIT = 4_000
 """Most run-card pairs given a variable of their own (the bin-packing relaxation, which
-tightens bounds): above it, building the model would cost more than it saves."""
+tightens bounds): above it, presolving the model costs more than it saves."""
+LP_LIMIT = 200
+"""Most runs solved with the full linear relaxation: above it, each search node's LP costs
+so much that the solver does not even reach the starting packing within seconds."""
 
 
 class Clock:
@@ -121,12 +124,14 @@ class Model:
         m.add_cumulative(intervals, demands, n_cards)
         self.assign: list[list[tuple[Any, int]]] = []
         self.loads: list[Any] = []
+        self.x: dict[int, list[Any]] = {}
         if len(jobs) * n_cards <= X_LIMIT:
             self._bins(n_cards, ok)
         layers: dict[int, list[int]] = {}
         for i, j in enumerate(jobs):
             if j.matrix:
                 layers.setdefault(j.seed, []).append(i)
+        self.layers = layers
         self.sets: list[Any] = []
         for seed in sorted(layers):
             done = m.new_bool_var(f"set{seed}")
@@ -148,7 +153,7 @@ class Model:
         card is busy longer than the window (a bin-packing relaxation the cumulative
         constraint alone propagates weakly). Cards are identical: loads in falling order."""
         m, jobs = self.m, self.jobs
-        xs: dict[int, list[Any]] = {}
+        xs = self.x
         for c in range(n_cards):
             on_c: list[tuple[Any, int]] = []
             for i, j in enumerate(jobs):
@@ -180,6 +185,7 @@ class Model:
         self.m.clear_hints()
         free = [0] * n_cards
         ends: dict[int, int] = {}
+        held: dict[int, tuple[int, ...]] = {}
         order = sorted((i for i, p in enumerate(placed) if p is not None),
                        key=lambda i: (placed[i].start, i))  # type: ignore[union-attr]
         for i in order:
@@ -196,17 +202,34 @@ class Model:
             for c in cards:
                 free[c] = start + self.dur[i]
             ends[i] = start + self.dur[i]
+            held[i] = cards
         for i in range(len(self.jobs)):
             self.m.add_hint(self.on[i], i in ends)
-            if i in ends:
-                self.m.add_hint(self.start[i], ends[i] - self.dur[i])
+            start = ends[i] - self.dur[i] if i in ends else 0
+            self.m.add_hint(self.start[i], start)
+            self.m.add_hint(self.end[i], start + self.dur[i])
+        # A complete hint: cards in falling order of load (as the model orders them), and
+        # each seed set done when all its runs are placed.
+        load = [0] * n_cards
+        for i, c in held.items():
+            for card in c:
+                load[card] += self.dur[i]
+        rank = {card: r for r, card in enumerate(sorted(range(n_cards), key=lambda c: -load[c]))}
+        for i, xs in self.x.items():
+            on_cards = {rank[c] for c in held.get(i, ())}
+            for c, x in enumerate(xs):
+                self.m.add_hint(x, c in on_cards)
+        done = True
+        for seed, var in zip(sorted(self.layers), self.sets, strict=True):
+            done = done and all(i in ends for i in self.layers[seed])
+            self.m.add_hint(var, done)
 
     def solve(self, seconds: float) -> tuple[Any, Any]:
         """Solve within `seconds` of wall-clock time (and as much deterministic time, so an
         idle machine gets the same plan every time)."""
         solver = self.cp.CpSolver()
         solver.parameters.num_workers = workers()
-        solver.parameters.linearization_level = 2
+        solver.parameters.linearization_level = 2 if len(self.jobs) <= LP_LIMIT else 0
         solver.parameters.max_time_in_seconds = max(seconds, 0.01)
         solver.parameters.max_deterministic_time = max(seconds, 0.01)
         return solver, solver.solve(self.m)
