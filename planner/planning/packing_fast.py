@@ -224,12 +224,13 @@ def pack_fast(jobs: Sequence[Job], n_cards: int, horizon: float) -> list[Placeme
     first = serial(jobs, start, n_cards, horizon)
     if _counts_max(score(jobs, first), ceiling):
         return first  # every run that can run is placed: nothing to compare
-    tried = [(first, start),
-             (serial(jobs, range(len(jobs)), n_cards, horizon), list(range(len(jobs))))]
+    tried: list[tuple[list[Placement | None], list[int] | None]] = [
+        (first, start),
+        (serial(jobs, range(len(jobs)), n_cards, horizon), list(range(len(jobs))))]
     have = score(jobs, first)[0]
     for k in range(have + 1, min(ceiling[0], have + _SETS_TRIED) + 1):
-        order = sets_first(jobs, k)
-        tried.append((serial(jobs, order, n_cards, horizon), order))
+        head = sets_first(jobs, k)
+        tried.append((serial(jobs, head, n_cards, horizon), head))
     tried.append((_list_scheduler(jobs, n_cards, horizon), None))
     floor = score(jobs, tried[-1][0])
     scored = [(score(jobs, p), -n, p, o) for n, (p, o) in enumerate(tried)]

@@ -169,8 +169,8 @@ class Model:
             m.add(load <= self.h)
             self.loads.append(load)
             self.assign.append(on_c)
-        for i, x in xs.items():
-            m.add(sum(x) == jobs[i].cards * self.on[i])
+        for i, per_card in xs.items():
+            m.add(sum(per_card) == jobs[i].cards * self.on[i])
         for a, b in itertools.pairwise(self.loads):
             m.add(a >= b)
 
@@ -211,14 +211,14 @@ class Model:
         # A complete hint: cards in falling order of load (as the model orders them), and
         # each seed set done when all its runs are placed.
         load = [0] * n_cards
-        for i, c in held.items():
-            for card in c:
+        for i, on_cards in held.items():
+            for card in on_cards:
                 load[card] += self.dur[i]
         rank = {card: r for r, card in enumerate(sorted(range(n_cards), key=lambda c: -load[c]))}
         for i, xs in self.x.items():
-            on_cards = {rank[c] for c in held.get(i, ())}
+            ranks = {rank[c] for c in held.get(i, ())}
             for c, x in enumerate(xs):
-                self.m.add_hint(x, c in on_cards)
+                self.m.add_hint(x, c in ranks)
         done = True
         for seed, var in zip(sorted(self.layers), self.sets, strict=True):
             done = done and all(i in ends for i in self.layers[seed])

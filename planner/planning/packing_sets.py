@@ -88,8 +88,8 @@ def _solve(jobs: Sequence[Job], n_cards: int, horizon: float, placed: Schedule,
     return (False, None) if status == cp.INFEASIBLE else (None, None)
 
 
-def with_cards(jobs: Sequence[Job], got: Schedule, n_cards: int, horizon: float
-               ) -> Schedule | None:
+def with_cards(jobs: Sequence[Job], got: Sequence[Placement | None], n_cards: int,
+               horizon: float) -> Schedule | None:
     """A solver's packing (starts, no cards) on actual cards, each run at its own start with
     its real duration. Durations on the search grid are rounded up, so a card free at a
     run's start there is free for its real duration too; None if that fails anyway."""
