@@ -26,7 +26,7 @@ from typing import Any
 
 from planner.planning.objective import Job, Packing, runnable, score
 from planner.planning.packing_fast import serial
-from planner.planning.packing_model import Clock, Model, grid
+from planner.planning.packing_model import Clock, Model, grid, workers
 from planner.planning.packing_sets import MIN_SOLVE_S, more_sets, with_cards
 from planner.planning.schedule import Placement
 
@@ -87,7 +87,7 @@ def pack_cp_sat(jobs: Sequence[Job], n_cards: int, horizon: float,
         relax = Model(jobs, n_cards, ok, g.down, g.h, g.scale)
         relax.hint(best, n_cards)
         relax.m.maximize(relax.counts)
-        r_solver, r_status = relax.solve(clock.share(0.4))
+        r_solver, r_status = relax.solve(clock.share(0.4), workers())
         if r_status in (cp.OPTIMAL, cp.FEASIBLE):
             counts_bound = math.floor(r_solver.best_objective_bound + 1e-6)
     optimal = counts_bound is not None and model.value(best_key[:3]) >= counts_bound
@@ -99,7 +99,7 @@ def pack_cp_sat(jobs: Sequence[Job], n_cards: int, horizon: float,
         # runs alone, on the grid whose bound holds for the real durations.
         relax.m.maximize(sum(relax.matrix))
         relax.hint(best, n_cards)
-        m_solver, m_status = relax.solve(clock.share(0.3))
+        m_solver, m_status = relax.solve(clock.share(0.3), workers())
         if m_status in (cp.OPTIMAL, cp.FEASIBLE):
             matrix_bound = min(bound, math.floor(m_solver.best_objective_bound + 1e-6))
     if value is not None and value >= model.value(best_key[:3]):

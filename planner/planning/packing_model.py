@@ -86,7 +86,10 @@ def grid(jobs: Sequence[Job], horizon: float, ok: Sequence[bool]) -> Grid:
 
 
 def workers() -> int:
-    """Search workers: one per core, at most eight (a shared two-core machine gets two)."""
+    """Workers for a solve whose schedule never reaches a plan (a bound, or a proof that
+    runs do not fit): one per core, at most eight, so a two-core machine gets two. A search
+    whose schedule becomes the plan runs on one worker, which keeps the same preset giving
+    the same plan whenever it finishes within the limit."""
     return max(1, min(8, os.cpu_count() or 1))
 
 
@@ -224,11 +227,10 @@ class Model:
             done = done and all(i in ends for i in self.layers[seed])
             self.m.add_hint(var, done)
 
-    def solve(self, seconds: float) -> tuple[Any, Any]:
-        """Solve within `seconds` of wall-clock time (and as much deterministic time, so an
-        idle machine gets the same plan every time)."""
+    def solve(self, seconds: float, n_workers: int = 1) -> tuple[Any, Any]:
+        """Solve within `seconds` of wall-clock time (and no more deterministic time)."""
         solver = self.cp.CpSolver()
-        solver.parameters.num_workers = workers()
+        solver.parameters.num_workers = n_workers
         solver.parameters.linearization_level = 2 if len(self.jobs) <= LP_LIMIT else 0
         solver.parameters.max_time_in_seconds = max(seconds, 0.01)
         solver.parameters.max_deterministic_time = max(seconds, 0.01)

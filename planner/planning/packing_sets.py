@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from planner.planning.objective import Job, score
 from planner.planning.packing_bounds import cannot_fit
 from planner.planning.packing_fast import layered, pack_fast, serial, sets_first
+from planner.planning.packing_model import Clock, Grid, workers
 from planner.planning.schedule import Placement
 
 MIN_SOLVE_S = 0.05
@@ -60,11 +61,14 @@ def fit_schedule(jobs: Sequence[Job], n_cards: int, horizon: float, deadline: fl
 
 def _solve(jobs: Sequence[Job], n_cards: int, horizon: float, placed: Schedule,
            deadline: float) -> tuple[bool | None, Schedule | None]:
-    from planner.planning.packing_model import Clock, Model, grid
+    from planner.planning.packing_model import Model, grid
 
     clock = Clock(deadline)
     ok = [True] * len(jobs)  # `cannot_fit` has checked that each can run alone
     g = grid(jobs, horizon, ok)
+    by_loads = _by_loads(jobs, n_cards, horizon, g, clock)
+    if by_loads[0] is not None or clock.left() < MIN_SOLVE_S:
+        return by_loads
     # The search: runs optional, as many placed as can be, from the fast packing (a
     # complete hint, so the search starts from a solution and improves it).
     model = Model(jobs, n_cards, ok, g.up, g.h, g.scale)
@@ -84,8 +88,40 @@ def _solve(jobs: Sequence[Job], n_cards: int, horizon: float, placed: Schedule,
         return None, None
     # The proof on the grid that rounds durations down: every real schedule is one of its.
     relax = Model(jobs, n_cards, ok, g.down, g.h, g.scale, all_on=True)
-    solver, status = relax.solve(clock.left())
+    solver, status = relax.solve(clock.left(), workers())
     return (False, None) if status == cp.INFEASIBLE else (None, None)
+
+
+def _by_loads(jobs: Sequence[Job], n_cards: int, horizon: float, g: Grid, clock: Clock
+              ) -> tuple[bool | None, Schedule | None]:
+    """The question as bin packing (`planner.planning.packing_loads`). Built on: each run on
+    one card with its evaluations right after it, lengths rounded up, back to back on the
+    cards it is dealt to (a restriction: a packing of it is a real schedule). Proof: every
+    run's time on each of its cards, rounded down, precedence dropped (a relaxation)."""
+    from planner.planning.packing_loads import fit_loads
+
+    if all(j.cards == 1 for j in jobs):
+        heads = [i for i, j in enumerate(jobs) if j.after < 0]
+        tails: dict[int, list[int]] = {i: [] for i in heads}
+        for i, j in enumerate(jobs):
+            if j.after >= 0:
+                tails[j.after].append(i)
+        blocks = [g.up[i] + sum(g.up[e] for e in tails[i]) for i in heads]
+        fits, cards = fit_loads(blocks, n_cards, g.h, clock.share(0.3))
+        if fits and cards is not None:
+            out: Schedule = [None] * len(jobs)
+            for c, dealt in enumerate(cards):
+                t = 0.0
+                for b in dealt:
+                    for i in (heads[b], *tails[heads[b]]):
+                        out[i] = Placement(t, t + jobs[i].duration, (c,))
+                        t += jobs[i].duration
+            return True, out
+        if fits is False and g.exact and not any(tails.values()):
+            return False, None
+    pieces = [g.down[i] for i, j in enumerate(jobs) for _ in range(j.cards)]
+    fits, _ = fit_loads(pieces, n_cards, g.h, clock.share(0.4), workers())
+    return (False, None) if fits is False else (None, None)
 
 
 def with_cards(jobs: Sequence[Job], got: Sequence[Placement | None], n_cards: int,
