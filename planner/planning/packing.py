@@ -76,4 +76,4 @@ def pack(jobs: Sequence[Job], n_cards: int, horizon: float, *, solver: Solver = 
         return Packing(placed, True if proven else None, matrix if proven else bound, "fast")
     from planner.planning.packing_cpsat import pack_cp_sat
 
-    return pack_cp_sat(jobs, n_cards, horizon, placed, bound, deadline)
+    return pack_cp_sat(jobs, n_cards, horizon, placed, bound, deadline, exact_times)

@@ -24,7 +24,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from planner.planning.objective import Job, Packing, runnable, score
+from planner.planning.objective import Job, Packing, runnable, score, trivially_optimal
 from planner.planning.packing_fast import serial
 from planner.planning.packing_model import Clock, Model, grid, workers
 from planner.planning.packing_sets import MIN_SOLVE_S, more_sets, with_cards
@@ -54,9 +54,11 @@ def _replay(jobs: Sequence[Job], got: Sequence[Placement | None], n_cards: int,
 
 
 def pack_cp_sat(jobs: Sequence[Job], n_cards: int, horizon: float,
-                fast: list[Placement | None], bound: int, deadline: float) -> Packing:
+                fast: list[Placement | None], bound: int, deadline: float,
+                exact_times: bool = False) -> Packing:
     """Solve the objective exactly by `deadline` (`time.monotonic()` seconds), starting from
-    the fast packing `fast`; `bound`: a true bound on matrix runs already known."""
+    the fast packing `fast`; `bound`: a true bound on matrix runs already known.
+    `exact_times`: optimize criteria 4-5 too when every run that can run is placed."""
     clock = Clock(deadline)
     ok = runnable(jobs, n_cards, horizon)
     best, best_key = fast, score(jobs, fast)
@@ -66,24 +68,27 @@ def pack_cp_sat(jobs: Sequence[Job], n_cards: int, horizon: float,
         if got is not None and score(jobs, got) > best_key:
             best, best_key = got, score(jobs, got)
 
-    keep(more_sets(jobs, n_cards, horizon, best, time.monotonic() + clock.share(0.3)))
-    if clock.left() < MIN_SOLVE_S:
-        return Packing(best, False, max(bound, best_key[1]), "cp-sat")
+    keep(more_sets(jobs, n_cards, horizon, best, time.monotonic() + clock.share(0.5)))
+    whole = trivially_optimal(jobs, best, n_cards, horizon)
+    if (whole and not exact_times) or clock.left() < MIN_SOLVE_S:
+        return Packing(best, whole, best_key[1] if whole else bound,
+                       "cp-sat")
     g = grid(jobs, horizon, ok)
     model = Model(jobs, n_cards, ok, g.up, g.h, g.scale)
     cp = model.cp
     model.hint(best, n_cards)
     model.m.maximize(model.counts)
-    solver, status = model.solve(clock.share(0.4 if g.exact else 0.3))
-    value = None
-    counts_bound = None
-    if status in (cp.OPTIMAL, cp.FEASIBLE):
-        value = round(solver.objective_value)
-        keep(_replay(jobs, model.placed(solver), n_cards, horizon))
-        if g.exact:
-            counts_bound = math.floor(solver.best_objective_bound + 1e-6)
+    # Every run that can run is placed: the counts need no search, only the times.
+    value = counts_bound = model.value(best_key[:3]) if whole else None
+    if not whole:
+        solver, status = model.solve(clock.share(0.4 if g.exact else 0.3))
+        if status in (cp.OPTIMAL, cp.FEASIBLE):
+            value = round(solver.objective_value)
+            keep(_replay(jobs, model.placed(solver), n_cards, horizon))
+            if g.exact:
+                counts_bound = math.floor(solver.best_objective_bound + 1e-6)
     relax = model if g.exact else None
-    if relax is None and clock.left() >= MIN_SOLVE_S:
+    if relax is None and not whole and clock.left() >= MIN_SOLVE_S:
         relax = Model(jobs, n_cards, ok, g.down, g.h, g.scale)
         relax.hint(best, n_cards)
         relax.m.maximize(relax.counts)

@@ -2,8 +2,9 @@
 each card's pieces back to back within the window.
 
 A campaign's runs come in few distinct lengths (a configuration lasts as long in every
-seed), so the question is asked by kind, in CP-SAT (imported only here): either over the
-card patterns (how many of each kind one card holds; how many cards take each pattern),
+seed), so the question is asked by kind: first by an exact depth-first search over each
+card's pattern (how many of each kind it holds), when the kinds and counts are few; then in
+CP-SAT (imported only here), either over the card patterns (how many cards take each),
 which has no symmetry between cards and the strong bound of the configuration linear
 program, or, when there are too many patterns to list, over each card's count of each
 kind, cards in falling order of load. Lengths are whole grid units
@@ -14,12 +15,16 @@ for a proof that nothing fits.
 from __future__ import annotations
 
 import itertools
+import math
+import time
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 PATTERN_LIMIT = 5_000
 """Most card patterns listed; beyond it, the per-card model."""
+STATE_LIMIT = 200_000
+"""Most states (pieces left of each kind) for the exact search before CP-SAT."""
 
 
 def _patterns(kinds: list[int], cap: int, limit: int) -> list[tuple[int, ...]] | None:
@@ -49,21 +54,65 @@ def _patterns(kinds: list[int], cap: int, limit: int) -> list[tuple[int, ...]] |
     return out if go(0, cap) else None
 
 
-def fit_loads(lengths: Sequence[int], n_cards: int, cap: int, seconds: float,
+def _search(kinds: list[int], need: tuple[int, ...], patterns: list[tuple[int, ...]],
+            n_cards: int, cap: int, deadline: float) -> list[tuple[int, ...]] | bool | None:
+    """Depth-first over one card's pattern at a time, remembering what cannot be done:
+    the patterns of a packing on at most `n_cards` cards, False when none exists, None
+    when the deadline comes first. Exact and deterministic; for few kinds of few pieces."""
+    failed: set[tuple[tuple[int, ...], int]] = set()
+    steps = [0]
+    # Most load first: a full card first finds a packing soonest.
+    ordered = sorted(patterns, key=lambda p: -sum(n * d for n, d in zip(p, kinds, strict=True)))
+
+    def go(left: tuple[int, ...], cards: int) -> list[tuple[int, ...]] | bool | None:
+        load = sum(n * d for n, d in zip(left, kinds, strict=True))
+        if load == 0:
+            return []
+        if load > cards * cap or (left, cards) in failed:
+            return False
+        steps[0] += 1
+        if steps[0] % 256 == 0 and time.monotonic() > deadline:
+            return None
+        tried: set[tuple[int, ...]] = set()
+        for p in ordered:
+            take = tuple(min(a, b) for a, b in zip(p, left, strict=True))
+            if take in tried or not any(take):
+                continue
+            tried.add(take)
+            rest = go(tuple(a - b for a, b in zip(left, take, strict=True)), cards - 1)
+            if rest is None:
+                return None
+            if isinstance(rest, list):
+                return [take, *rest]
+        failed.add((left, cards))
+        return False
+
+    return go(need, n_cards)
+
+
+def fit_loads(lengths: Sequence[int], n_cards: int, cap: int, deadline: float,
               n_workers: int = 1) -> tuple[bool | None, list[list[int]] | None]:
     """Whether pieces of `lengths` fit on `n_cards` cards of `cap` units each: True with,
     per card, the indices of its pieces; False when proven impossible; None when unknown
-    within `seconds`."""
-    from ortools.sat.python import cp_model
-
+    by `deadline` (`time.monotonic()` seconds)."""
     if any(d > cap for d in lengths):
         return False, None
     demand = Counter(d for d in lengths if d > 0)
     kinds = sorted(demand, reverse=True)
     if not kinds:
         return True, [list(range(len(lengths)))] + [[] for _ in range(n_cards - 1)]
-    m = cp_model.CpModel()
     patterns = _patterns(kinds, cap, PATTERN_LIMIT)
+    states = math.prod(n + 1 for n in demand.values())
+    if patterns is not None and states <= STATE_LIMIT:
+        got = _search(kinds, tuple(demand[d] for d in kinds), patterns, n_cards, cap,
+                      (time.monotonic() + deadline) / 2)
+        if got is False:
+            return False, None
+        if isinstance(got, list):
+            return True, _deal(lengths, kinds, got, n_cards)
+    from ortools.sat.python import cp_model
+
+    m = cp_model.CpModel()
     per_card: list[list[Any]]
     if patterns is not None:
         use = [m.new_int_var(0, n_cards, f"p{i}") for i in range(len(patterns))]
@@ -84,8 +133,9 @@ def fit_loads(lengths: Sequence[int], n_cards: int, cap: int, seconds: float,
             m.add(a >= b)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = n_workers
-    solver.parameters.max_time_in_seconds = max(seconds, 0.01)
-    solver.parameters.max_deterministic_time = max(seconds, 0.01)
+    seconds = max(deadline - time.monotonic(), 0.01)
+    solver.parameters.max_time_in_seconds = seconds
+    solver.parameters.max_deterministic_time = seconds
     status = solver.solve(m)
     if status == cp_model.INFEASIBLE:
         return False, None

@@ -107,7 +107,7 @@ def _by_loads(jobs: Sequence[Job], n_cards: int, horizon: float, g: Grid, clock:
             if j.after >= 0:
                 tails[j.after].append(i)
         blocks = [g.up[i] + sum(g.up[e] for e in tails[i]) for i in heads]
-        fits, cards = fit_loads(blocks, n_cards, g.h, clock.share(0.3))
+        fits, cards = fit_loads(blocks, n_cards, g.h, time.monotonic() + clock.share(0.5))
         if fits and cards is not None:
             out: Schedule = [None] * len(jobs)
             for c, dealt in enumerate(cards):
@@ -120,7 +120,7 @@ def _by_loads(jobs: Sequence[Job], n_cards: int, horizon: float, g: Grid, clock:
         if fits is False and g.exact and not any(tails.values()):
             return False, None
     pieces = [g.down[i] for i, j in enumerate(jobs) for _ in range(j.cards)]
-    fits, _ = fit_loads(pieces, n_cards, g.h, clock.share(0.4), workers())
+    fits, _ = fit_loads(pieces, n_cards, g.h, time.monotonic() + clock.share(0.4), workers())
     return (False, None) if fits is False else (None, None)
 
 
@@ -156,7 +156,7 @@ def more_sets(jobs: Sequence[Job], n_cards: int, horizon: float, best: Schedule,
             break
         idx = [i for s in seeds[:k] for i in layers[s]]
         sub = [jobs[i] for i in idx]
-        fits, sched = fit_schedule(sub, n_cards, horizon, time.monotonic() + left * 0.5)
+        fits, sched = fit_schedule(sub, n_cards, horizon, deadline)
         if fits is not True or sched is None:
             break
         filled = _fill(jobs, idx, sched, n_cards, horizon)
