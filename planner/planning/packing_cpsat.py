@@ -27,7 +27,7 @@ from typing import Any
 from planner.planning.objective import Job, Packing, runnable, score, trivially_optimal
 from planner.planning.packing_fast import serial
 from planner.planning.packing_model import Clock, Model, grid, workers
-from planner.planning.packing_sets import MIN_SOLVE_S, more_sets, with_cards
+from planner.planning.packing_sets import MIN_SOLVE_S, more_sets, top_up, with_cards
 from planner.planning.schedule import Placement
 
 
@@ -65,6 +65,8 @@ def pack_cp_sat(jobs: Sequence[Job], n_cards: int, horizon: float,
 
     def keep(got: list[Placement | None] | None) -> None:
         nonlocal best, best_key
+        if got is not None:
+            got = top_up(jobs, got, n_cards, horizon)
         if got is not None and score(jobs, got) > best_key:
             best, best_key = got, score(jobs, got)
 

@@ -166,6 +166,14 @@ def more_sets(jobs: Sequence[Job], n_cards: int, horizon: float, best: Schedule,
     return out
 
 
+def top_up(jobs: Sequence[Job], placed: Schedule, n_cards: int, horizon: float) -> Schedule:
+    """`placed` with every run left out tried again in the room it leaves (a solver's
+    packing replayed earlier may leave room for runs it did not place)."""
+    idx = [i for i, p in enumerate(placed) if p is not None]
+    got = _fill(jobs, idx, [placed[i] for i in idx], n_cards, horizon)
+    return got if got is not None and score(jobs, got) >= score(jobs, placed) else placed
+
+
 def _fill(jobs: Sequence[Job], idx: list[int], sched: Schedule, n_cards: int,
           horizon: float) -> Schedule | None:
     """The runs `idx` where `sched` puts them, then every other run at its earliest place
