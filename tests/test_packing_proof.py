@@ -139,3 +139,19 @@ def test_a_reason_never_reads_as_if_the_run_fits() -> None:
     jobs = [Job(0.80001, 1, 0), Job(0.2, 1, 0)]
     text = Reasons(["a", "b"], jobs, packing, 1, 1.0).why(1)
     assert "needs 0.20000 h" in text and "idle is 0.19999 h" in text
+
+
+def test_sets_fit_without_the_solver_loads_no_optimizer() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, time\n"
+            "from planner.planning.objective import Job\n"
+            "from planner.planning.packing_sets import sets_fit\n"
+            "jobs = [Job(d, 1, s) for s in range(5)\n"
+            "        for d in (122.457, 164.408, 31.359, 41.225, 156.973)]\n"
+            "print(sets_fit(jobs, 3, 861.001, time.monotonic() + 10, solver=False),\n"
+            "      'ortools' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["True", "False"]

@@ -91,10 +91,12 @@ def _search(kinds: list[int], need: tuple[int, ...], patterns: list[tuple[int, .
 
 
 def fit_loads(lengths: Sequence[int], n_cards: int, cap: int, deadline: float,
-              n_workers: int = 1) -> tuple[bool | None, list[list[int]] | None]:
+              n_workers: int = 1, *, use_solver: bool = True
+              ) -> tuple[bool | None, list[list[int]] | None]:
     """Whether pieces of `lengths` fit on `n_cards` cards of `cap` units each: True with,
     per card, the indices of its pieces; False when proven impossible; None when unknown
-    by `deadline` (`time.monotonic()` seconds)."""
+    by `deadline` (`time.monotonic()` seconds). `use_solver=False`: the exact search only,
+    never CP-SAT."""
     if any(d > cap for d in lengths):
         return False, None
     demand = Counter(d for d in lengths if d > 0)
@@ -103,13 +105,15 @@ def fit_loads(lengths: Sequence[int], n_cards: int, cap: int, deadline: float,
         return True, [list(range(len(lengths)))] + [[] for _ in range(n_cards - 1)]
     patterns = _patterns(kinds, cap, PATTERN_LIMIT)
     states = math.prod(n + 1 for n in demand.values())
-    if patterns is not None and states <= STATE_LIMIT:
+    if patterns is not None and (states <= STATE_LIMIT or not use_solver):
         got = _search(kinds, tuple(demand[d] for d in kinds), patterns, n_cards, cap,
-                      (time.monotonic() + deadline) / 2)
+                      (time.monotonic() + deadline) / 2 if use_solver else deadline)
         if got is False:
             return False, None
         if isinstance(got, list):
             return True, _deal(lengths, kinds, got, n_cards)
+    if not use_solver:
+        return None, None
     from ortools.sat.python import cp_model
 
     m = cp_model.CpModel()

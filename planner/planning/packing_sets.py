@@ -9,8 +9,9 @@
 - `True`: a schedule placing every run exists; one was found and checked with the real
   durations. `False`: proven that none exists, for the real durations (counting bounds of
   `planner.planning.packing_bounds`, or CP-SAT on a grid that rounds durations down).
-  `None`: not decided by the deadline, or OR-Tools is not installed and neither counting
-  nor the fast packer decides.
+  `None`: not decided by the deadline, or OR-Tools is not installed (or `solver=False`,
+  which never loads it: for a plain plan) and neither counting, the fast packer nor the
+  exact search by run length (`planner.planning.packing_loads`) decides.
 
 `fit_schedule` gives the schedule behind a `True`; `more_sets` uses it to complete more
 seed sets than a packing has, one set at a time, and fills the rest of the window around
@@ -35,15 +36,17 @@ MIN_SOLVE_S = 0.05
 Schedule = list[Placement | None]
 
 
-def sets_fit(jobs: Sequence[Job], n_cards: int, horizon: float, deadline: float
-             ) -> bool | None:
+def sets_fit(jobs: Sequence[Job], n_cards: int, horizon: float, deadline: float, *,
+             solver: bool = True) -> bool | None:
     """Whether every one of `jobs` fits on `n_cards` cards in [0, horizon] (see the module
-    docstring): True proven fits, False proven does not, None unknown."""
-    return fit_schedule(jobs, n_cards, horizon, deadline)[0]
+    docstring): True proven fits, False proven does not, None unknown. `solver=False`
+    never loads OR-Tools (counting, the fast packer and the exact search by run length
+    only: for a plain plan)."""
+    return fit_schedule(jobs, n_cards, horizon, deadline, solver=solver)[0]
 
 
-def fit_schedule(jobs: Sequence[Job], n_cards: int, horizon: float, deadline: float
-                 ) -> tuple[bool | None, Schedule | None]:
+def fit_schedule(jobs: Sequence[Job], n_cards: int, horizon: float, deadline: float, *,
+                 solver: bool = True) -> tuple[bool | None, Schedule | None]:
     """`sets_fit`'s answer and, when it is True, a schedule placing every job."""
     if not jobs:
         return True, []
@@ -54,20 +57,21 @@ def fit_schedule(jobs: Sequence[Job], n_cards: int, horizon: float, deadline: fl
     for got in (placed, alt):
         if all(p is not None for p in got):
             return True, got
-    if importlib.util.find_spec("ortools") is None or deadline - time.monotonic() < MIN_SOLVE_S:
+    if deadline - time.monotonic() < MIN_SOLVE_S:
         return None, None
-    return _solve(jobs, n_cards, horizon, placed, deadline)
+    use = solver and importlib.util.find_spec("ortools") is not None
+    return _solve(jobs, n_cards, horizon, placed, deadline, use)
 
 
 def _solve(jobs: Sequence[Job], n_cards: int, horizon: float, placed: Schedule,
-           deadline: float) -> tuple[bool | None, Schedule | None]:
+           deadline: float, use_solver: bool) -> tuple[bool | None, Schedule | None]:
     from planner.planning.packing_model import Model, grid
 
     clock = Clock(deadline)
     ok = [True] * len(jobs)  # `cannot_fit` has checked that each can run alone
     g = grid(jobs, horizon, ok)
-    by_loads = _by_loads(jobs, n_cards, horizon, g, clock)
-    if by_loads[0] is not None or clock.left() < MIN_SOLVE_S:
+    by_loads = _by_loads(jobs, n_cards, horizon, g, clock, use_solver)
+    if by_loads[0] is not None or not use_solver or clock.left() < MIN_SOLVE_S:
         return by_loads
     # The search: runs optional, as many placed as can be, from the fast packing (a
     # complete hint, so the search starts from a solution and improves it).
@@ -92,8 +96,8 @@ def _solve(jobs: Sequence[Job], n_cards: int, horizon: float, placed: Schedule,
     return (False, None) if status == cp.INFEASIBLE else (None, None)
 
 
-def _by_loads(jobs: Sequence[Job], n_cards: int, horizon: float, g: Grid, clock: Clock
-              ) -> tuple[bool | None, Schedule | None]:
+def _by_loads(jobs: Sequence[Job], n_cards: int, horizon: float, g: Grid, clock: Clock,
+              use_solver: bool) -> tuple[bool | None, Schedule | None]:
     """The question as bin packing (`planner.planning.packing_loads`). Built on: each run on
     one card with its evaluations right after it, lengths rounded up, back to back on the
     cards it is dealt to (a restriction: a packing of it is a real schedule). Proof: every
@@ -107,7 +111,8 @@ def _by_loads(jobs: Sequence[Job], n_cards: int, horizon: float, g: Grid, clock:
             if j.after >= 0:
                 tails[j.after].append(i)
         blocks = [g.up[i] + sum(g.up[e] for e in tails[i]) for i in heads]
-        fits, cards = fit_loads(blocks, n_cards, g.h, time.monotonic() + clock.share(0.5))
+        fits, cards = fit_loads(blocks, n_cards, g.h, time.monotonic() + clock.share(0.5),
+                                use_solver=use_solver)
         if fits and cards is not None:
             out: Schedule = [None] * len(jobs)
             for c, dealt in enumerate(cards):
@@ -120,7 +125,8 @@ def _by_loads(jobs: Sequence[Job], n_cards: int, horizon: float, g: Grid, clock:
         if fits is False and g.exact and not any(tails.values()):
             return False, None
     pieces = [g.down[i] for i, j in enumerate(jobs) for _ in range(j.cards)]
-    fits, _ = fit_loads(pieces, n_cards, g.h, time.monotonic() + clock.share(0.4), workers())
+    fits, _ = fit_loads(pieces, n_cards, g.h, time.monotonic() + clock.share(0.4), workers(),
+                        use_solver=use_solver)
     return (False, None) if fits is False else (None, None)
 
 
