@@ -8,8 +8,9 @@ Several orders are tried and the best by the objective (`planner.planning.packin
   evaluations: earlier seeds end up first on their cards, so a window cut short still holds
   complete sets;
 - the preset's own order, with backfill;
-- for each of the next few complete seed sets, all their runs longest first as one packing,
-  then the rest seed layer by seed layer (a bin-packing order that completes more sets);
+- the runs of one more complete seed set than the first order holds, with those before,
+  longest first as one packing, then the rest seed layer by seed layer (a bin-packing
+  order that completes more sets);
 - today's list scheduler (`planner.planning.schedule.schedule`), so the result is never
   worse than it;
 
@@ -29,8 +30,9 @@ from planner.planning.schedule import Placement, schedule
 # and shrinking with size so a thousand-run matrix replans in milliseconds.
 _SEARCH_WORK = 2000
 _SEARCH_CAP = 60
-# Further complete seed sets tried as one longest-first packing each (cheap: one pass each).
-_SETS_TRIED = 3
+# Further complete seed sets tried as one longest-first packing each (one pass each: a
+# thousand-run replan affords one).
+_SETS_TRIED = 1
 
 
 class _Cards:
