@@ -155,3 +155,13 @@ def test_sets_fit_without_the_solver_loads_no_optimizer() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["True", "False"]
+
+
+def test_a_deadline_already_past_still_gives_a_sound_packing() -> None:
+    pytest.importorskip("ortools")
+    jobs = [Job(d, 1, s) for s in range(2) for d in (13.0, 5.0, 10.0, 8.0)]
+    got = pack(jobs, 2, 20.0, solver="cp-sat", deadline=time.monotonic() - 1.0)
+    check(jobs, 2, 20.0, got.placements)
+    assert got.optimal is not True or counts(score(jobs, got.placements)) == counts(
+        optimum(jobs, 2, 20.0))
+    assert got.matrix_bound >= optimum(jobs, 2, 20.0)[1]
