@@ -13,7 +13,7 @@ from planner.figures import measured
 from planner.figures.analytic_tier import disagreements
 from planner.figures.estimates import DEFAULT_ESTIMATE, entered_configs, figures_on
 from planner.planning import discipline
-from planner.planning.capacity import training_capacity
+from planner.planning.capacity_search import training_capacity
 from planner.planning.packing import Job, Packing, Solver, pack
 from planner.planning.packing_why import Reasons, jobs_of
 from planner.planning.plan import (
@@ -227,7 +227,7 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
                   created: datetime | None = None, source: str | None = None,
                   corpus: Layout | None = None,
                   estimate: Estimate = DEFAULT_ESTIMATE, solver: Solver = "fast",
-                  time_limit_s: float = 5.0) -> Plan:
+                  time_limit_s: float = 5.0, extra_variants: bool = True) -> Plan:
     """Plan a campaign: validate it against the catalog, order its runs information-first,
     place them on the cards inside the usable window, and sum up what fits.
 
@@ -237,7 +237,9 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     another card are derived from their anchor (`planner.figures.estimates.figures_on`); `estimate`
     picks the end of their range planned on (`cautious`: the slow end). `solver`: the fast
     packer, or `cp-sat` (the `solve` extra) for a proven optimum within `time_limit_s`
-    (see `planner.planning.packing` for the objective). Raises InputError on bad input.
+    (see `planner.planning.packing` for the objective). `extra_variants`: whether the
+    capacity counts the variants that would fit beside the asked seeds (`advise` ranks
+    hundreds of orders without them). Raises InputError on bad input.
     """
     card, warnings = check(preset, catalog, source)
     budget_note = ""
@@ -310,7 +312,8 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     # The capacity proof shares the solver's time limit with the packing.
     capacity = training_capacity(jobs, packing, len(training.seeds), c.cards, usable,
                                  solver=solver,
-                                 time_limit_s=time_limit_s - (time.monotonic() - began))
+                                 time_limit_s=time_limit_s - (time.monotonic() - began),
+                                 extras=extra_variants)
     runs, missing = _training_runs(preset, training, cid, specs, jobs, packing, usable, offset,
                                    source)
     decisions = [*notes, *(cfg.decision for cfg in cfgs if cfg.decision)]

@@ -20,11 +20,9 @@ the optimizer whether one more set fits.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
 
 from planner.planning.objective import EPS_H, Job, runnable
-from planner.planning.packing import Packing, Solver, pack
 from planner.spec.base import Lax
 
 MAX_SETS = 1000
@@ -62,6 +60,16 @@ class Capacity(Lax):
     window."""
     batches: int | None = None
     """Batches those documents make with the planned batching strategy."""
+
+
+def more_seeds(seeds: Sequence[int], count: int) -> list[int]:
+    """`count` seeds: the first of `seeds`, then ids continuing after the largest."""
+    out = list(seeds[:count])
+    nxt = max(seeds) + 1 if seeds else 0
+    while len(out) < count:
+        out.append(nxt)
+        nxt += 1
+    return out
 
 
 class SetTemplate:
@@ -157,125 +165,3 @@ def complete_layers(jobs: Sequence[Job], placed: Sequence[object]) -> int:
     while n in layers and n not in broken:
         n += 1
     return n
-
-
-def _all_placed(p: Packing) -> bool:
-    return all(x is not None for x in p.placements)
-
-
-class SetSearch:
-    """The seed-set search on one matrix, window and card count."""
-
-    def __init__(self, jobs: Sequence[Job], n_cards: int, horizon: float) -> None:
-        self.template = SetTemplate(jobs)
-        self.n_cards, self.horizon = n_cards, horizon
-
-    def fits(self, sets: int) -> bool:
-        """Whether the fast packer places every run of `sets` complete seed sets."""
-        if sets <= 0:
-            return True
-        jobs = self.template.build(sets)
-        return _all_placed(pack(jobs, self.n_cards, self.horizon))
-
-    def search(self, asked: int, packing: Packing, jobs: Sequence[Job], *,
-               solver: Solver = "fast", time_limit_s: float = 5.0
-               ) -> tuple[int, bool, int]:
-        """(sets found, proven, upper bound), given the plan's own `packing` of `asked` sets."""
-        bound = sets_bound(self.template, self.n_cards, self.horizon)
-        cap = min(bound, MAX_SETS, MAX_JOBS // max(1, len(self.template.jobs)))
-        lo = complete_layers(jobs, packing.placements)
-        if lo < asked:
-            # A packing of fewer sets is not the asked one cut short: check it is whole.
-            while lo > 0 and not self.fits(lo):
-                lo -= 1
-        lo = min(lo, cap)
-        hi = cap
-        if lo < hi and self.fits(hi):
-            lo = hi
-        hi -= 1
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if self.fits(mid):
-                lo = mid
-            else:
-                hi = mid - 1
-        if lo >= bound:
-            return lo, True, lo
-        if solver == "cp-sat" and time_limit_s > 0:
-            return self._prove(lo, bound, time_limit_s)
-        return lo, False, bound
-
-    def _prove(self, sets: int, bound: int, time_limit_s: float) -> tuple[int, bool, int]:
-        """Ask the optimizer whether one more set fits, while time is left."""
-        until = time.monotonic() + time_limit_s
-        while sets < bound:
-            left = until - time.monotonic()
-            if left <= 0:
-                break
-            jobs = self.template.build(sets + 1)
-            got = pack(jobs, self.n_cards, self.horizon, solver="cp-sat", time_limit_s=left)
-            if _all_placed(got):
-                sets += 1
-                continue
-            matrix = sum(1 for j in jobs if j.matrix)
-            if got.optimal is True or got.matrix_bound < matrix:
-                return sets, True, sets
-            break
-        return sets, sets >= bound, bound
-
-    def median_variant(self) -> tuple[list[Job], list[Job]]:
-        """The run and evaluations of the variant whose card-hours (training plus its
-        evaluations) are the median of the variants' (the lower of the two middle ones; the
-        baseline when there are no variants); evaluations' `after` count from the run."""
-        t = self.template
-        cost = [j.duration * j.cards for j in t.train]
-        for e in t.evals:
-            cost[e.after] += e.duration * e.cards
-        pool = sorted((cost[i], i) for i in range(1, len(t.train))) or [(cost[0], 0)]
-        pick = pool[(len(pool) - 1) // 2][1]
-        return [t.train[pick]], [e._replace(after=0) for e in t.evals if e.after == pick]
-
-    def extra_variants(self, asked: int) -> int:
-        """More median variants (`median_variant`) that fit beside `asked` seed sets, each on
-        every asked seed; 0 unless the asked sets fit themselves."""
-        run, evals = self.median_variant()
-        base = self.template.build(asked)
-        one = [*run, *evals]
-        if not all(runnable(one, self.n_cards, self.horizon)):
-            return 0
-        tracks = _tracks(base, self.n_cards)
-        caps = _caps(tracks, self.horizon)
-        unit = [asked * x for x in _needs(_scaled(one, self.n_cards), tracks, self.horizon)]
-        bound = _most(_needs(_scaled(base, self.n_cards), tracks, self.horizon), unit, caps)
-        per = asked * len(one)
-        hi = min(bound, MAX_EXTRA, max(0, MAX_JOBS - len(base)) // per)
-
-        def fits(k: int) -> bool:
-            jobs = self.template.build(asked, run * k, [e._replace(after=e.after + n)
-                                                        for n in range(k) for e in evals])
-            return _all_placed(pack(jobs, self.n_cards, self.horizon))
-
-        lo = 0
-        if hi > 0 and fits(hi):
-            return hi
-        hi -= 1
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if fits(mid):
-                lo = mid
-            else:
-                hi = mid - 1
-        return lo
-
-
-def training_capacity(jobs: Sequence[Job], packing: Packing, asked: int, n_cards: int,
-                      horizon: float, *, solver: Solver = "fast",
-                      time_limit_s: float = 5.0) -> Capacity:
-    """The capacity of a training plan whose `jobs` (`asked` seed layers) packed as
-    `packing`; cp-sat proves the set count within `time_limit_s` when `solver` asks."""
-    search = SetSearch(jobs, n_cards, horizon)
-    sets, proven, bound = search.search(asked, packing, jobs, solver=solver,
-                                        time_limit_s=time_limit_s)
-    extra = search.extra_variants(asked) if sets >= asked else 0
-    return Capacity(seed_sets=sets, seed_sets_asked=asked, seed_sets_proven=proven,
-                    seed_sets_upper_bound=max(bound, sets), extra_variants=extra)
