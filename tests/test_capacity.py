@@ -40,7 +40,7 @@ def _instance(rng: random.Random) -> tuple[list[Job], int, float]:
 
 
 def _all_fit(jobs: list[Job], n_cards: int, horizon: float) -> bool:
-    sets, matrix, evals = optimum(jobs, n_cards, horizon)[:3]
+    _, matrix, evals = optimum(jobs, n_cards, horizon)[:3]
     return matrix + evals == len(jobs)
 
 
@@ -60,9 +60,8 @@ def test_seed_sets_against_the_oracle(seed: int) -> None:
         assert all(p is not None for p in placed)
         check(built, n_cards, horizon, placed)
     more = template.build(sets + 1)
-    if len(more) <= ORACLE_JOBS:
-        if cap.seed_sets_proven:
-            assert not _all_fit(more, n_cards, horizon), "proven, yet one more set fits"
+    if len(more) <= ORACLE_JOBS and cap.seed_sets_proven:
+        assert not _all_fit(more, n_cards, horizon), "proven, yet one more set fits"
     beyond = template.build(bound + 1)
     if len(beyond) <= ORACLE_JOBS:
         assert not _all_fit(beyond, n_cards, horizon), "a schedule beats the bound"
@@ -129,7 +128,7 @@ def test_asked_seeds_that_do_not_fit_give_a_capacity_below_them() -> None:
     cap = plan.summary.capacity
     assert cap is not None and cap.seed_sets is not None
     assert cap.seed_sets < cap.seed_sets_asked == 6 and cap.extra_variants == 0
-    assert f"below the 6 asked" in render(plan)
+    assert "below the 6 asked" in render(plan)
 
 
 def test_the_headline_names_the_room_and_plan_toml_reads_back(tmp_path: Any) -> None:

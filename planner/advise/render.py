@@ -16,8 +16,8 @@ def wrap(text: str, indent: str = "  ") -> list[str]:
 
 
 HEAD = (f"  {'#':>3}  {'card':<12} {'cards':>5} {'days':>4} {'card-h':>7} {'cost':>11} "
-        f"{'runs':>7} {'seeds':>5} {'sets':>4} {'1st set':>8} {'idle':>6} {'left':>6} {'headroom':>8}  "
-        "figures")
+        f"{'runs':>7} {'seeds':>5} {'sets':>4} {'1st set':>8} {'idle':>6} {'left':>6} "
+        f"{'headroom':>8}  figures")
 
 
 def cost(o: Option) -> str:

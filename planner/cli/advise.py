@@ -25,8 +25,8 @@ PROGRESS_AFTER_S = 1.0
 """A search still running after this long shows a progress line on stderr."""
 
 JSON_FIELDS = ("card", "cards", "window_days", "cost_total", "currency", "runs_fit",
-               "runs_total", "complete_seeds", "seed_sets", "first_complete_seed_end_h", "idle_card_hours",
-               "provenance")
+               "runs_total", "complete_seeds", "seed_sets", "first_complete_seed_end_h",
+               "idle_card_hours", "provenance")
 """Fields every option of `--json` carries at least (it carries all of them)."""
 
 
