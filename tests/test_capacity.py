@@ -168,3 +168,23 @@ def test_embedding_versions_fit_and_one_more_does_not() -> None:
         assert _plan(data).embedding.versions_fit == cap.versions  # type: ignore[union-attr]
         data["embedding"]["versions"] = cap.versions + 1
         assert _plan(data).embedding.versions_fit == cap.versions  # type: ignore[union-attr]
+
+
+def test_readme_capacity_examples_are_the_real_output(capsys: Any) -> None:
+    from pathlib import Path
+
+    from planner.cli.main import main
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("## How much fits: capacity")[1].split("\n## ")[0]
+    examples: list[tuple[list[str], list[str]]] = []
+    for line in section.splitlines():
+        if line.startswith("    $ campaign-planner "):
+            examples.append((line.split()[2:], []))
+        elif line.startswith("    ") and examples and line.strip() != "...":
+            examples[-1][1].append(line[4:].rstrip())
+    assert len(examples) == 2
+    for argv, shown in examples:
+        assert main([*argv, "--created", "2026-01-01T00:00:00Z"]) == 0
+        out = capsys.readouterr().out.splitlines()
+        assert shown and all(s in out for s in shown), (argv, shown)
