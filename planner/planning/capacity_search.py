@@ -26,7 +26,7 @@ from planner.planning.capacity import (
     complete_layers,
     sets_bound,
 )
-from planner.planning.objective import Job, runnable
+from planner.planning.objective import Job, runnable, score
 from planner.planning.packing import Packing, Solver, pack
 
 Trial = Callable[[int], tuple[bool, int]]
@@ -100,6 +100,11 @@ class SetSearch:
                 lo -= 1
         sets = climb(self.fits, lo, cap)
         if sets >= bound:
+            return sets, True, sets
+        if (sets < asked and packing.optimal is True
+                and score(jobs, packing.placements)[0] == sets):
+            # The plan's packing is proven to complete no more matrix sets of the asked
+            # seeds: one more whole set (evaluations included) cannot fit either.
             return sets, True, sets
         if solver == "cp-sat" and time_limit_s > 0:
             return self._prove(sets, bound, time_limit_s)
