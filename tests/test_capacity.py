@@ -252,3 +252,20 @@ def test_cp_sat_proves_what_the_fast_bound_cannot() -> None:
                             time_limit_s=5)
     assert (cap.seed_sets, cap.seed_sets_proven) == (1, True)
     assert not _all_fit(SetTemplate(jobs).build(2), 4, 12.23)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 60), st.integers(0, 60), st.integers(0, 60), st.integers(-5, 70))
+def test_climb_finds_the_largest_count_that_fits(lo: int, truth: int, hi: int,
+                                                 hint: int) -> None:
+    from planner.planning.capacity_search import climb
+
+    lo, truth, hi = sorted((lo, truth, hi))
+    tried: list[int] = []
+
+    def fits(k: int) -> tuple[bool, int]:
+        tried.append(k)
+        return k <= truth, hint
+
+    assert climb(fits, lo, hi) == truth
+    assert all(lo < k <= hi for k in tried)
