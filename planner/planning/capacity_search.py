@@ -18,12 +18,8 @@ from planner.planning.capacity import (
     MAX_SETS,
     Capacity,
     SetTemplate,
-    _caps,
-    _most,
-    _needs,
-    _scaled,
-    _tracks,
     complete_layers,
+    room_for,
     sets_bound,
 )
 from planner.planning.objective import Job, runnable, score
@@ -170,11 +166,8 @@ class SetSearch:
         one = [*run, *evals]
         if not all(runnable(one, self.n_cards, self.horizon)):
             return 0
-        tracks = _tracks(base, self.n_cards)
-        caps = _caps(tracks, self.horizon)
-        unit = [asked * x for x in _needs(_scaled(one, self.n_cards), tracks, self.horizon)]
-        bound = _most(_needs(_scaled(base, self.n_cards), tracks, self.horizon), unit, caps)
-        hi = min(bound, MAX_EXTRA, max(0, MAX_JOBS - len(base)) // (asked * len(one)))
+        most = min(MAX_EXTRA, max(0, MAX_JOBS - len(base)) // (asked * len(one)))
+        hi = room_for(base, one * asked, self.n_cards, self.horizon, most)
 
         def fits(k: int) -> tuple[bool, int]:
             if k <= 0:
