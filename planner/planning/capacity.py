@@ -35,7 +35,7 @@ UNBOUNDED = 10**9
 """What the counting bounds give when nothing bounds them (no run takes any time)."""
 MAX_JOBS = 100_000
 """Most runs one packing in the search holds: the most a matrix may expand to."""
-_THRESHOLDS = 64
+_THRESHOLDS = 16
 """Values of m tried in the long-run bound (window ÷ (m + 1))."""
 
 
@@ -120,6 +120,10 @@ def _needs(jobs: Sequence[Job], horizon: float, mixed: bool = False) -> list[flo
     for m in range(1, _THRESHOLDS + 1):
         longer = len(durations) - bisect.bisect_right(durations, limit / (m + 1))
         out.append(float(weight[longer]))
+        if longer == len(durations):
+            # Every run counts from here on: the rest only repeat the total.
+            out += [out[-1]] * (_THRESHOLDS - m)
+            break
     return out
 
 

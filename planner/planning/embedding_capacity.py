@@ -47,9 +47,10 @@ def most_versions(part_hours: Sequence[float], n_cards: int, usable: float) -> i
 
 def _largest(fits: Callable[[int], bool], guess: int, top: int) -> int:
     """Largest n in [0, top] with fits(n), for `fits` true up to some n and false after:
-    galloping out from `guess` (fits(0) is true), then halving."""
+    galloping out from `guess` in doubling steps (fits(0) is true), then halving: a close
+    guess costs a few calls."""
     guess = max(1, min(guess, top))
-    step = max(1, guess // 100)
+    step = 1
     if fits(guess):
         lo, hi = guess, top + 1
         while lo < top:
