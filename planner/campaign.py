@@ -51,6 +51,10 @@ def provenance(m: Measurements) -> MeasuredFrom:
     return of(m)
 
 
+PACK_SHARE = 0.6
+"""The share of `--time-limit` the packing may take; the capacity proof has the rest."""
+
+
 def fingerprint(preset: Preset) -> str:
     """SHA-256 of the preset's canonical JSON form."""
     canon = json.dumps(preset.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
@@ -315,8 +319,9 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     # forever), and neither do evaluations of them.
     jobs = jobs_of(specs, training.seeds)
     began = time.monotonic()
-    packing = pack(jobs, c.cards, usable, solver=solver, time_limit_s=time_limit_s)
-    # The capacity proof shares the solver's time limit with the packing.
+    # The capacity proof shares the solver's time limit with the packing: a packing the
+    # solver cannot prove would otherwise take all of it, and leave the room unproven.
+    packing = pack(jobs, c.cards, usable, solver=solver, time_limit_s=time_limit_s * PACK_SHARE)
     capacity = training_capacity(jobs, packing, len(training.seeds), c.cards, usable,
                                  solver=solver,
                                  time_limit_s=time_limit_s - (time.monotonic() - began),

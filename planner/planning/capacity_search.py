@@ -129,21 +129,20 @@ class SetSearch:
         return sets, False, bound
 
     def _prove(self, sets: int, bound: int, time_limit_s: float) -> tuple[int, bool, int]:
-        """Ask the optimizer whether one more set fits, while time is left."""
+        """Ask the optimizer whether one more whole set fits, while time is left: `sets_fit`
+        answers for the real durations (a found schedule is checked, a refusal is proven on
+        durations rounded down)."""
+        from planner.planning.packing_sets import sets_fit
+
         until = time.monotonic() + time_limit_s
         while sets < bound:
-            left = until - time.monotonic()
-            if left <= 0:
-                break
-            jobs = self.template.build(sets + 1)
-            got = pack(jobs, self.n_cards, self.horizon, solver="cp-sat", time_limit_s=left)
-            if _all_placed(got):
+            fits = sets_fit(self.template.build(sets + 1), self.n_cards, self.horizon, until)
+            if fits is True:
                 sets += 1
-                continue
-            matrix = sum(1 for j in jobs if j.matrix)
-            if got.optimal is True or got.matrix_bound < matrix:
+            elif fits is False:
                 return sets, True, sets
-            break
+            else:
+                break
         return sets, sets >= bound, bound
 
     def median_variant(self) -> tuple[list[Job], list[Job]]:
