@@ -19,7 +19,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, DataTable, Label, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from planner.advise.goal import Goal, check_goal, parse_goal
+from planner.advise.goal import Goal, check_goal, goal_preset, parse_goal
 from planner.advise.model import Advice, Option, Space
 from planner.advise.render import frontier_table, reach, shortfalls
 from planner.advise.search import advise, order_preset
@@ -257,8 +257,10 @@ class AdviseScreen(PlannerScreen):
             return False
         ws = self.planner.workspace
         try:
-            adopted = state.validated(order_preset(self._anchor, self.planner.catalog, o.card,
-                                                   o.cards, o.window_days, ws.measurements))
+            # The order as ranked: with the seeds a `seeds:K` goal adds.
+            adopted = state.validated(order_preset(goal_preset(self.goal, self._anchor),
+                                                   self.planner.catalog, o.card, o.cards,
+                                                   o.window_days, ws.measurements))
         except InputError as exc:
             self._message(f"✗ {exc}", error=True)
             return False

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from planner.advise.model import Option
-from planner.advise.render import cost, first_set, headroom, seeds
+from planner.advise.render import cost, first_set, headroom, seeds, sets
 from screens.widgets.tables import width_of
 
 
@@ -32,6 +32,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("cost", cost, 0),
     Column("runs", lambda o: f"{o.runs_fit}/{o.runs_total}", 0),
     Column("seeds", seeds, 1),
+    Column("sets", sets, 1),
     Column("1st set", first_set, 2),
     Column("idle", lambda o: f"{o.idle_card_hours:.1f}", 3),
     Column("left", lambda o: f"{o.hours_left_h:.1f}", 4),
@@ -41,7 +42,8 @@ COLUMNS: tuple[Column, ...] = (
 """The headless table's columns, in its order (after the rank)."""
 
 LEGEND = {
-    "card-h": "card-h card-hours bought", "1st set": "1st set hour the first complete seed "
+    "card-h": "card-h card-hours bought", "sets": "sets seed sets the order holds",
+    "1st set": "1st set hour the first complete seed "
     "set ends", "idle": "idle idle card-hours", "left": "left hours before the usable window "
     "closes", "headroom": "headroom smallest memory headroom",
 }
