@@ -215,7 +215,9 @@ class AdviseScreen(PlannerScreen):
             "" if o is None else f"{o.cards} × {o.card_name}, {o.window_days} days")
         self.query_one("#advise-detail", Static).update(Text(
             "" if o is None else
-            f"{o.idle_card_hours:.1f} idle card-hours · {o.hours_left_h:.1f} h left before the "
+            ("" if o.first_complete_seed_end_h is None else
+             f"first seed set ends at hour {o.first_complete_seed_end_h:.1f} · ")
+            + f"{o.idle_card_hours:.1f} idle card-hours · {o.hours_left_h:.1f} h left before the "
             "usable window closes · memory headroom "
             + ("—" if o.min_headroom_gib is None else f"{o.min_headroom_gib:.1f} GiB")
             + f" · figures {', '.join(o.figures)}", "dim"))
