@@ -157,7 +157,8 @@ class AdviseScreen(PlannerScreen):
     def _fill(self, result: Advice) -> None:
         self.result = result
         table = self.query_one("#advise-options", DataTable)
-        columns = chosen(result.options, max(self.size.width - 2, 40))
+        # The screen's padding and two scrollbars (the page's and the table's) take 6.
+        columns = chosen(result.options, max(self.size.width - 6, 40))
         current = self._order(self.planner.workspace.preset)
         rows = [[Text("●" if (o.card, o.cards, o.window_days) == current else " "),
                  Text(str(i), justify="right"),
