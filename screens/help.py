@@ -43,7 +43,9 @@ KEYS = (
     ("Tab", "next field; *Escape* leaves a field so single keys work again"),
     ("ctrl+z", "undo the last edit"),
     ("ctrl+p", "command palette: open a shipped preset, change window or card, go to a "
-               "screen"),
+               "screen, adopt the order highlighted in Advise"),
+    ("t on Fit", "the timeline: *+*/*−* zoom, *[* *]* pan, arrows move the cursor from run to "
+                 "run (its id, hours and figures below), *0* the whole window"),
     ("F1 or ?", "this help; *Escape* closes it"),
     ("ctrl+q", "quit (asks first when edits were not written)"),
 )
