@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
 from planner.errors import InputError, from_validation
 from planner.planning.order import Order
 from planner.planning.plan import Plan
+from planner.planning.plan_rules import value_problem
 from planner.planning.replace import replace_together
 from planner.tomlio import dumps, read_toml
 
@@ -43,29 +42,10 @@ def write_exports(out_dir: str | Path, plan: Plan, order: Order, *,
     return [p for p, _ in targets] + [p for p, _ in moves]
 
 
-def _number_problem(data: Any, where: str = "") -> tuple[str, str] | None:
-    """The first number in an edited plan no arithmetic should meet: not finite, or huge."""
-    if isinstance(data, dict):
-        items: Any = ((f"{where}.{k}" if where else str(k), v) for k, v in data.items())
-    elif isinstance(data, list):
-        items = ((f"{where}[{i}]", v) for i, v in enumerate(data))
-    elif isinstance(data, float) and not math.isfinite(data):
-        return where, "not a finite number"
-    elif isinstance(data, int | float) and not isinstance(data, bool) and abs(data) > 1e15:
-        return where, "a number far beyond any plan's"
-    else:
-        return None
-    for key, value in items:
-        found = _number_problem(value, key)
-        if found:
-            return found
-    return None
-
-
 def read_plan(path: str | Path) -> Plan:
     """A `plan.toml` read back into a Plan; errors name the file and the field."""
     data = read_toml(path)
-    problem = _number_problem(data)
+    problem = value_problem(data)
     if problem:
         raise InputError(problem[1], file=path, field=problem[0])
     try:

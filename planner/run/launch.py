@@ -13,7 +13,7 @@ from typing import Any
 
 from planner.planning.plan import Run
 from planner.run.journal import Workspace
-from planner.run.procs import SHIM, identity, launch_mode, run_env
+from planner.run.procs import SHIM, identity, run_env
 
 
 @dataclass
@@ -35,7 +35,7 @@ def spawn(ws: Workspace, run: Run, cards: list[int], attempt: int, lock: int,
     exit_file = ws.exit_record(run.id, attempt, token)
     exit_file.parent.mkdir(parents=True, exist_ok=True)
     resuming = (wd / run.resume).exists()
-    mode, args = launch_mode(run.command)
+    mode = "shell" if run.shell else "exec"
     log_path = ws.log(run.id)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
@@ -46,7 +46,7 @@ def spawn(ws: Workspace, run: Run, cards: list[int], attempt: int, lock: int,
         env = run_env(run, wd, cards, attempt, plan_path, campaign_id)
         proc = subprocess.Popen(
             [sys.executable, "-I", str(SHIM), str(exit_file), "--lock", str(lock),
-             f"--{mode}", *args],
+             "--exec", *run.argv],
             stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, cwd=wd, env=env,
             start_new_session=True, pass_fds=(lock,))
     return Spawned(proc, {**identity(proc.pid), "token": token}, mode, resuming)

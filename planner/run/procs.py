@@ -11,11 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from planner.planning.plan import Run
-from planner.spec.templates import launch_mode
 
 SHIM = Path(__file__).with_name("shim.py")
-__all__ = ["SHIM", "alive", "identity", "kill_leftovers", "launch_mode", "lock_path",
-           "run_env", "run_lock", "signal_group"]
+__all__ = ["SHIM", "alive", "identity", "kill_leftovers", "lock_path", "run_env",
+           "run_lock", "signal_group"]
 
 
 def lock_path(workdir: Path, run: Run) -> Path:

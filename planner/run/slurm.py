@@ -26,7 +26,9 @@ TASK = r"""
 i="${SLURM_ARRAY_TASK_ID:?submit this script with sbatch (see submit.sh)}"
 RUN_ID="${RUN_IDS[$i]}"; KIND="${KINDS[$i]}"; SEED="${SEEDS[$i]}"; CKPT="${CKPTS[$i]}"
 RESUME="${RESUMES[$i]}"; EXPORT="${EXPORTS[$i]}"; FP="${FPS[$i]}"
-DEPENDS="${DEPENDS_ON[$i]}"; RETRIES="${MAX_RETRIES[$i]}"; COMMAND="${COMMANDS[$i]}"
+DEPENDS="${DEPENDS_ON[$i]}"; RETRIES="${MAX_RETRIES[$i]}"
+# The run's argument vector, word for word: started as it is, never read by a shell.
+ARGV=("${WORDS[@]:${ARGV_AT[$i]}:${ARGV_LEN[$i]}}")
 cd "$WORKDIR" || exit 2
 LOG="$WORKDIR/campaign-run/logs/$RUN_ID.log"; DONE="$WORKDIR/campaign-run/done"
 TRIES="$WORKDIR/campaign-run/slurm/$RUN_ID.tries"
@@ -65,6 +67,9 @@ child=""; stop=""
 ISOLATE=""; command -v setsid >/dev/null && ISOLATE=setsid
 # The run's whole process group, or just its shell where setsid is missing.
 group() { if [[ -n "$ISOLATE" ]]; then kill "$1" -- "-$child"; else kill "$1" "$child"; fi; }
+# `exec` runs a program file, never a builtin or a function of this script, and `--` keeps
+# a first word that starts with `-` from being read as an option.
+start() { if [[ -n "$ISOLATE" ]]; then exec setsid -- "$@"; else exec -- "$@"; fi; }
 # scancel sends TERM: stop. The time-limit warning (--signal=B:USR1) stops the run and
 # requeues this task, which resumes from the latest checkpoint in a fresh allocation.
 trap 'stop=cancel; [[ -n "$child" ]] && group -TERM 2>/dev/null' TERM INT
@@ -86,7 +91,7 @@ while :; do
       "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-}; resume: ${CAMPAIGN_RESUME:-none}" >>"$LOG"
   # In a session of its own, the run gets only the TERM this script forwards, never the
   # batch shell's USR1 warning, and none of its processes can slip out of the stop.
-  $ISOLATE /bin/sh -c "$COMMAND" 9>&- >>"$LOG" 2>&1 &
+  ( start "${ARGV[@]}" ) 9>&- >>"$LOG" 2>&1 </dev/null &
   child=$!
   # `wait` returns early (128 + the signal) when a trap runs: wait until the child is
   # gone, then once more for its own status, which bash keeps.
@@ -131,6 +136,18 @@ def _limit(runs: list[Run], time_limit: str | None) -> tuple[str, int]:
 
 def _array(name: str, values: list[str]) -> str:
     return f"{name}=(\n" + "".join(f"  {shlex.quote(v)}\n" for v in values) + ")"
+
+
+def _argv_arrays(runs: list[Run]) -> list[str]:
+    """Every run's argument vector as one array of words, with where each run's starts
+    and how many it has: each word a single-quoted literal, as the other arrays."""
+    words: list[str] = []
+    at, length = [], []
+    for r in runs:
+        at.append(str(len(words)))
+        length.append(str(len(r.argv)))
+        words.extend(r.argv)
+    return [_array("WORDS", words), _array("ARGV_AT", at), _array("ARGV_LEN", length)]
 
 
 def sbatch_script(plan: Plan, runs: list[Run], *, name: str, workdir: Path, out_dir: Path,
@@ -181,7 +198,7 @@ def sbatch_script(plan: Plan, runs: list[Run], *, name: str, workdir: Path, out_
         _array("FPS", [run_fingerprint(r) for r in runs]),
         _array("DEPENDS_ON", [r.depends_on for r in runs]),
         _array("MAX_RETRIES", [str(r.max_retries) for r in runs]),
-        _array("COMMANDS", [r.command for r in runs]),
+        *_argv_arrays(runs),
     ]
     return "\n".join(head) + "\n\n" + "\n".join(body) + "\n" + TASK
 

@@ -40,5 +40,8 @@ VERSIONS = 1000
 """Representation versions of an embedding campaign."""
 EMBEDDING_RUNS = 100_000
 """Runs of an embedding campaign: versions × cards."""
+SEED_LIMIT = 2**63
+"""Seeds are signed 64-bit integers: -SEED_LIMIT <= seed < SEED_LIMIT, in a preset and in
+the plan read back alike."""
 VERSION_DIGITS = r"^\d{1,4}\.\d{1,4}$"
 """A CUDA (or compute-capability) version: at most four digits a part."""
