@@ -16,7 +16,7 @@ from planner.spec.preset import FactorValue, Overheads
 class PlanCampaign(Lax):
     """The rental and its usable window."""
 
-    id: str = Field(pattern=SLUG, max_length=NAME_CHARS)
+    id: str = Field(pattern=SLUG, max_length=NAME_CHARS + 7)  # a name, `-`, 6 hex digits
     """Stable campaign id: carried by every run id, checkpoint folder and export name."""
     name: str = Field(pattern=SLUG, max_length=NAME_CHARS)
     """Campaign name from the preset."""
