@@ -114,8 +114,8 @@ def efficiency(card: Card, cal: Calibration) -> float:
 
 def tau(card: Card, ref: Card, dtype: Dtype, cal: Calibration) -> float:
     """Time of a typical step on `card`, relative to the reference card."""
-    peak = card.peak_tflops(dtype) or card.bf16_tflops
-    ref_peak = ref.peak_tflops(dtype) or ref.bf16_tflops
+    peak = card.compute_tflops(dtype)
+    ref_peak = ref.compute_tflops(dtype)
     s = cal.compute_share
     return (s * ref_peak / (efficiency(card, cal) * peak)
             + (1.0 - s) * ref.bandwidth_gbps / card.bandwidth_gbps)
@@ -170,10 +170,10 @@ def analytic_seconds(flops: float, dst_key: str, catalog: Catalog, dtype: Dtype
     """(typical, fast, slow, note): seconds of `flops` on `dst_key` by the analytic tier."""
     cal = load_calibration()
     dst, ref = catalog.get(dst_key), catalog.get(cal.reference_card)
-    ref_peak = ref.peak_tflops(dtype) or ref.bf16_tflops
+    ref_peak = ref.compute_tflops(dtype)
     t = flops / (cal.analytic_mfu * ref_peak * 1e12) * tau(dst, ref, dtype, cal)
     lo, hi = spread(cal.reference_card, dst_key, cal)
-    peak = dst.peak_tflops(dtype) or dst.bf16_tflops
+    peak = dst.compute_tflops(dtype)
     floor = flops / (peak * 1e12)
     fast, slow = max(t * cal.analytic_low / hi, floor), t * cal.analytic_high / lo
     t = max(t, floor)
