@@ -39,7 +39,7 @@ def main(argv: Sequence[str]) -> int:
         raise InputError("give --measurements or --analytic, not both", field="--analytic")
     preset, _source = load_preset(args.preset or DEFAULT_PRESET)
     catalog = load_catalog(args.catalog)
-    if args.cards:
+    if args.cards is not None:
         cards = [k.strip() for k in args.cards.split(",") if k.strip()]
         if not cards:
             raise InputError("no card given", field="--cards")
