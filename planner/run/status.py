@@ -4,6 +4,7 @@ projected end against the window's end. Reads only; writes nothing."""
 from __future__ import annotations
 
 import fcntl
+import functools
 import os
 import time
 from dataclasses import dataclass
@@ -21,8 +22,10 @@ from planner.run.procs import alive
 GROUPS = ("done", "running", "pending", "failed", "blocked")
 
 
+@functools.lru_cache(maxsize=4096)
 def span(seconds: float) -> str:
-    """A duration in words, through humanize."""
+    """A duration in words, through humanize (the runs of a matrix share a few durations:
+    each is worded once)."""
     s = abs(seconds)
     unit = "seconds" if s < 600 else "minutes" if s < 86400 else "hours"
     return humanize.precisedelta(timedelta(seconds=s), minimum_unit=unit,

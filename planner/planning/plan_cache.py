@@ -1,0 +1,116 @@
+"""A per-user cache of plans already read and checked, so a large plan.toml is parsed once.
+
+Reading plan.toml back (TOML parsing and every rule of `plan_rules`) takes seconds for the
+largest plans, and `status` or `run --dry-run` read it each time. Once this planner has
+read and checked the bytes of a plan.toml (or written them), it keeps the checked plan as
+JSON under the SHA-256 of those bytes, in a folder of the user's own (never beside the
+plan, where whoever handed over the plan could have put a forged entry). A later read of
+the same bytes takes it from there; any other bytes are read and checked in full.
+
+The folder is `$CAMPAIGN_PLANNER_CACHE`, else `$XDG_CACHE_HOME/campaign-planner/plans`,
+else `~/.cache/campaign-planner/plans`; `CAMPAIGN_PLANNER_CACHE=off` turns it off. An
+entry is used only from a folder owned by the user and closed to others; a cache that
+cannot be read or written is simply not used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import planner
+from planner.planning.plan import Plan, Run
+from planner.spec.base import constructor
+
+ENTRIES = 4
+"""Plans kept; the least recently used go first."""
+_new_run = constructor(Run)
+
+
+def key(raw: bytes) -> str:
+    """The entry's name: the plan's bytes and the planner (its rules) that checked them."""
+    rules = ",".join([planner.__version__, *Run.model_fields, *Plan.model_fields])
+    return hashlib.sha256(raw + b"\0" + rules.encode()).hexdigest()
+
+
+def folder() -> Path | None:
+    """The cache folder, or None when the cache is off."""
+    env = os.environ.get("CAMPAIGN_PLANNER_CACHE")
+    if env is not None:
+        return None if env.strip().lower() in ("", "off", "0", "no") else Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "campaign-planner" / "plans"
+
+
+def _private(path: Path) -> bool:
+    """Owned by this user, no link, closed to group and others."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return st.st_uid == os.getuid() and not stat.S_ISLNK(st.st_mode) \
+        and not st.st_mode & 0o077
+
+
+def load(raw: bytes) -> Plan | None:
+    """The checked plan of these bytes, when this planner has seen them."""
+    where = folder()
+    if where is None or not _private(where):
+        return None
+    path = where / f"{key(raw)}.json"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != os.getuid() or st.st_mode & 0o077:
+            return None
+        with os.fdopen(fd, "rb") as fh:
+            fd = -1
+            data = json.loads(fh.read())
+        os.utime(path)  # recently used
+        return _construct(data)
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _construct(data: dict[str, Any]) -> Plan:
+    # Checked when the entry was made: the small parts are validated again (cheap), the
+    # runs built directly, as planning builds them.
+    runs = [_new_run(**r) for r in data["runs"]]
+    head = Plan.model_validate({**data, "runs": []})
+    return head.model_copy(update={"runs": runs})
+
+
+def store(raw: bytes, plan: Plan) -> None:
+    """Keep `plan` as the checked reading of `raw`; never fails the command."""
+    where = folder()
+    if where is None:
+        return
+    with contextlib.suppress(OSError):
+        where.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not _private(where):
+            return
+        text = json.dumps(plan.model_dump(mode="json"), separators=(",", ":"))
+        fd, tmp = tempfile.mkstemp(dir=where, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, where / f"{key(raw)}.json")
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        entries = sorted(where.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in entries[ENTRIES:]:
+            old.unlink(missing_ok=True)
