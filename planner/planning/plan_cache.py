@@ -16,6 +16,7 @@ cannot be read or written is simply not used.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -24,7 +25,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import planner
 from planner.planning.plan import Plan, Run
 from planner.spec.base import constructor
 
@@ -33,10 +33,26 @@ ENTRIES = 4
 _new_run = constructor(Run)
 
 
+_RULES = ("planning/plan.py", "planning/plan_rules.py", "spec/paths.py", "spec/templates.py",
+          "spec/bounds.py", "spec/base.py", "spec/preset.py")
+
+
+@functools.cache
+def _rules() -> bytes:
+    """The source of the rules a plan is checked by: a planner that checks otherwise uses
+    entries of its own."""
+    root = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for name in _RULES:
+        digest.update((root / name).read_bytes())
+    return digest.digest()
+
+
 def key(raw: bytes) -> str:
-    """The entry's name: the plan's bytes and the planner (its rules) that checked them."""
-    rules = ",".join([planner.__version__, *Run.model_fields, *Plan.model_fields])
-    return hashlib.sha256(raw + b"\0" + rules.encode()).hexdigest()
+    """The entry's name: the plan's bytes and the rules that checked them."""
+    digest = hashlib.sha256(raw)
+    digest.update(b"\0" + _rules())
+    return digest.hexdigest()
 
 
 def folder() -> Path | None:
