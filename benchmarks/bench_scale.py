@@ -76,21 +76,22 @@ def main() -> None:
         src = tmp / "preset.toml"
         src.write_text(tomli_w.dumps(preset(runs)))
         out = tmp / "p"
-        print(f"{runs:,} runs on 256 cards; {load()}")
+        print(f"{runs:,} runs on 256 cards; {load()}", flush=True)
         cache = tmp / "cache"
-        figures = {"plan": timed(["--preset", str(src), "--out", str(out), "--created",
-                                  "2026-01-01T00:00:00"], cache)}
         plan = out / "plan.toml"
-        size = plan.stat().st_size
-        figures["status"] = timed(["status", str(plan)], cache)
-        figures["run --dry-run"] = timed(["run", "--dry-run", str(plan)], cache)
-        figures["status, cold"] = timed(["status", str(plan)], None)
-        figures["run --dry-run, cold"] = timed(["run", "--dry-run", str(plan)], None)
-        figures["slurm"] = timed(["slurm", str(plan), "--out", str(tmp / "slurm")], cache)
-        for name, (wall, cpu) in figures.items():
+        steps = [("plan", ["--preset", str(src), "--out", str(out), "--created",
+                           "2026-01-01T00:00:00"], cache),
+                 ("status", ["status", str(plan)], cache),
+                 ("run --dry-run", ["run", "--dry-run", str(plan)], cache),
+                 ("status, cold", ["status", str(plan)], None),
+                 ("run --dry-run, cold", ["run", "--dry-run", str(plan)], None),
+                 ("slurm", ["slurm", str(plan), "--out", str(tmp / "slurm")], cache)]
+        for name, argv, where in steps:
+            wall, cpu = timed(argv, where)
             target = TARGETS.get(name.split(",")[0])
             goal = f"(target <= {target:g} s)" if target else ""
-            print(f"  {name:<20} {wall:6.2f} s wall, {cpu:6.2f} s CPU {goal}")
+            print(f"  {name:<20} {wall:6.2f} s wall, {cpu:6.2f} s CPU {goal}", flush=True)
+        size = plan.stat().st_size
         print(f"  plan.toml {size / 2**20:.1f} MiB; {load()}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
