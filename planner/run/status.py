@@ -104,7 +104,9 @@ def project(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], now_
     after = [index.get(r.depends_on, -1) for r in left]
     horizon = plan.campaign.usable_until_h - now_h
     placed = schedule(durations, need, n_cards, horizon, after)
-    unbounded = schedule(durations, need, n_cards, float("inf"), after)
+    # Without a horizon the same runs go to the same places, unless some were left out.
+    unbounded = placed if None not in placed else schedule(durations, need, n_cards,
+                                                           float("inf"), after)
     ends = [p.end + now_h for p in unbounded if p is not None]
     if not ends:  # nothing left: the campaign ended when its last run did
         ends = [(rec.ended - origin) / 3600 for rec in recs.values()
