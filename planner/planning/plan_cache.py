@@ -102,9 +102,12 @@ def load(raw: bytes) -> Plan | None:
 
 def _construct(data: dict[str, Any]) -> Plan:
     # Checked when the entry was made: the small parts are validated again (cheap), the
-    # runs built directly, as planning builds them.
-    runs = [_new_run(**r) for r in data["runs"]]
-    head = Plan.model_validate({**data, "runs": []})
+    # runs, one row of values each in the fields' order, built directly as planning does.
+    fields = list(Run.model_fields)
+    if data["fields"] != fields:
+        raise ValueError("an entry of other fields")
+    runs = [_new_run(**dict(zip(fields, row, strict=True))) for row in data["runs"]]
+    head = Plan.model_validate({**data["plan"], "runs": []})
     return head.model_copy(update={"runs": runs})
 
 
@@ -117,7 +120,11 @@ def store(raw: bytes, plan: Plan) -> None:
         where.mkdir(parents=True, exist_ok=True, mode=0o700)
         if not _private(where):
             return
-        text = json.dumps(plan.model_dump(mode="json"), separators=(",", ":"))
+        dump = plan.model_dump(mode="json")
+        fields = list(Run.model_fields)
+        rows = [[r[f] for f in fields] for r in dump.pop("runs")]
+        text = json.dumps({"plan": dump, "fields": fields, "runs": rows},
+                          separators=(",", ":"))
         fd, tmp = tempfile.mkstemp(dir=where, prefix=".tmp-", suffix=".json")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
