@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import hashlib
 import json
 import os
@@ -90,9 +91,16 @@ def load(raw: bytes) -> Plan | None:
             return None
         with os.fdopen(fd, "rb") as fh:
             fd = -1
-            data = json.loads(fh.read())
+            raw_entry = fh.read()
         os.utime(path)  # recently used
-        return _construct(data)
+        # Millions of containers, all kept: a collector pass over them would free nothing.
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return _construct(json.loads(raw_entry))
+        finally:
+            if enabled:
+                gc.enable()
     except (OSError, ValueError, TypeError, KeyError):
         return None
     finally:
