@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -51,6 +52,9 @@ def read_plan(path: str | Path) -> Plan:
     raw = read_bytes(path)
     cached = plan_cache.load(raw)
     if cached is not None:
+        # A large plan is millions of objects kept for the whole command: out of the
+        # collector's reach, later passes over the young objects do not walk them again.
+        gc.freeze()
         return cached
     data = parse_toml(raw, path)
     problem = value_problem(data)

@@ -27,11 +27,22 @@ from pathlib import Path
 from typing import Any
 
 from planner.planning.plan import Plan, Run
-from planner.spec.base import constructor
 
 ENTRIES = 4
 """Plans kept; the least recently used go first."""
-_new_run = constructor(Run)
+_FIELDS = frozenset(Run.model_fields)
+_set = object.__setattr__
+
+
+def _run(values: dict[str, Any]) -> Run:
+    """A Run of every field's value, as `constructor(Run)` builds it, without its per-call
+    check of the names (the entry's field list was checked once)."""
+    run = Run.__new__(Run)
+    _set(run, "__dict__", values)
+    _set(run, "__pydantic_fields_set__", set(_FIELDS))
+    _set(run, "__pydantic_extra__", None)
+    _set(run, "__pydantic_private__", None)
+    return run
 
 
 _RULES = ("planning/plan.py", "planning/plan_rules.py", "spec/paths.py", "spec/templates.py",
@@ -114,7 +125,7 @@ def _construct(data: dict[str, Any]) -> Plan:
     fields = list(Run.model_fields)
     if data["fields"] != fields:
         raise ValueError("an entry of other fields")
-    runs = [_new_run(**dict(zip(fields, row, strict=True))) for row in data["runs"]]
+    runs = [_run(dict(zip(fields, row, strict=True))) for row in data["runs"]]
     head = Plan.model_validate({**data["plan"], "runs": []})
     return head.model_copy(update={"runs": runs})
 
