@@ -48,11 +48,14 @@ def executor_alive(ws: Workspace) -> bool:
 
 
 def current(plan: Plan, hist: History) -> dict[str, RunRecord]:
-    """Each plan run's record under its current parameters."""
+    """Each plan run's record under its current parameters, to read: the runs without
+    one share a single pending record (a plan of 100,000 runs makes none of its own)."""
     out = {}
+    pending = RunRecord("")
+    records = hist.runs
     for run in plan.runs:
-        rec = hist.runs.get(run.id)
-        out[run.id] = rec if rec and rec.fingerprint == run_fingerprint(run) else RunRecord(run.id)
+        rec = records.get(run.id)
+        out[run.id] = rec if rec and rec.fingerprint == run_fingerprint(run) else pending
     return out
 
 
