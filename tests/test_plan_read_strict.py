@@ -108,3 +108,12 @@ def test_a_hand_edited_argv_and_command_that_agree_run_as_edited(tmp_path: Path)
     proc = h.cli("run", str(plan_path), "--poll", "0.02", "--accept-changed-plan")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert out.read_text() == "ok"
+
+
+def test_a_plan_written_before_argv_was_recorded_asks_to_plan_again(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plan_path = h.make_plan(tmp_path / "p", h.preset(seeds=(0,), robustness=[]))
+    _edit(plan_path, lambda data: [r.pop(k) for r in data["runs"] for k in ("argv", "shell")])
+    assert main(["run", "--dry-run", str(plan_path)]) == 2
+    err = capsys.readouterr().err
+    assert "runs[0].argv" in err and "plan the preset again" in err and err.count("\n") == 1

@@ -57,6 +57,11 @@ def read_plan(path: str | Path) -> Plan:
         gc.freeze()
         return cached
     data = parse_toml(raw, path)
+    runs = data.get("runs")
+    if isinstance(runs, list) and runs and isinstance(runs[0], dict) and "argv" not in runs[0] \
+            and "command" in runs[0]:
+        raise InputError("written before plans recorded each command's argument vector: "
+                         "plan the preset again", file=path, field="runs[0].argv")
     problem = value_problem(data)
     if problem:
         raise InputError(problem[1], file=path, field=problem[0])
