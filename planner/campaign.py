@@ -33,7 +33,7 @@ from planner.spec.matrix import Config, RunSpec, configs, expand, fmt_value, mem
 from planner.spec.paths import run_id_problem
 from planner.spec.preset import FactorValue, Preset, Training
 from planner.spec.sweeps import sweep_notes
-from planner.spec.templates import Args, TemplateError, render
+from planner.spec.templates import Args, TemplateError, fill
 
 if TYPE_CHECKING:
     from planner.corpus.layout import Layout
@@ -57,7 +57,16 @@ PACK_SHARE = 0.6
 
 def fingerprint(preset: Preset) -> str:
     """SHA-256 of the preset's canonical JSON form."""
-    canon = json.dumps(preset.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    data = preset.model_dump(mode="json")
+    # `shell` at its default changes nothing a command does that its words do not show:
+    # left out, a preset keeps the id it had before commands could ask for a shell.
+    for section in ("ablation", "adaptation", "embedding"):
+        part = data.get(section)
+        if isinstance(part, dict):
+            for cmd in (part, *part.get("robustness", [])):
+                if cmd.get("shell") is False:
+                    del cmd["shell"]
+    canon = json.dumps(data, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canon.encode()).hexdigest()
 
 
@@ -121,9 +130,10 @@ def check(preset: Preset, catalog: Catalog, source: str | None = None) -> tuple[
     return card, warnings
 
 
-def _command(template: str, source: str | None, field: str, **values: object) -> str:
+def _command(template: str, shell: bool, source: str | None, field: str,
+             **values: object) -> tuple[list[str], str]:
     try:
-        return render(template, values)
+        return fill(template, values, shell)
     except TemplateError as exc:
         raise InputError(str(exc), file=source, field=field) from None
 
@@ -157,11 +167,10 @@ def _training_runs(preset: Preset, training: Training, cid: str, specs: list[Run
         export = f"{training.export_root}/{spec.id}"
         resume = f"{ckpt}/latest"
         eff = cfg.micro_batch * cfg.accumulation * spec.cards
-        template = (rob_by_name[spec.robustness].command if spec.robustness
-                    else training.command)
+        source_of = rob_by_name[spec.robustness] if spec.robustness else training
         field = (f"{section}.robustness.command" if spec.robustness else f"{section}.command")
-        command = _command(
-            template, source, field,
+        argv, command = _command(
+            source_of.command, source_of.shell, source, field,
             run_id=spec.id, campaign_id=cid, variant=cfg.name, seed=spec.seed,
             factor=factor, value=fmt_value(value), factors=factors, overrides=overrides,
             checkpoint_dir=ckpt, resume=resume, export_name=export, steps=spec.steps,
@@ -176,7 +185,8 @@ def _training_runs(preset: Preset, training: Training, cid: str, specs: list[Run
             start_h=round(place.start + offset, 4), end_h=round(place.end + offset, 4),
             steps=spec.steps, micro_batch=cfg.micro_batch, accumulation=cfg.accumulation,
             effective_batch=eff, checkpoint_dir=ckpt, export_name=export, command=command,
-            resume=resume, depends_on=specs[spec.depends_on].id if spec.depends_on >= 0 else "",
+            argv=argv, shell=source_of.shell, resume=resume,
+            depends_on=specs[spec.depends_on].id if spec.depends_on >= 0 else "",
             max_retries=training.max_retries,
         ))
     # Plan order is start order, earlier seeds first on ties: the executor and the SLURM

@@ -13,18 +13,22 @@ from typing import Any
 from planner.errors import InputError
 
 
-def read_toml(path: str | Path) -> dict[str, Any]:
-    """Parse a TOML file; a missing file or bad syntax becomes an InputError naming it."""
+def read_bytes(path: str | Path) -> bytes:
+    """A file's bytes; a missing or unreadable file becomes an InputError naming it."""
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        return p.read_bytes()
     except FileNotFoundError:
         raise InputError("file not found", file=p) from None
     except IsADirectoryError:
         raise InputError("is a directory, expected a TOML file", file=p) from None
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", file=p) from None
-    return parse_toml(raw, p)
+
+
+def read_toml(path: str | Path) -> dict[str, Any]:
+    """Parse a TOML file; a missing file or bad syntax becomes an InputError naming it."""
+    return parse_toml(read_bytes(path), path)
 
 
 def drop_none(value: Any) -> Any:

@@ -160,6 +160,7 @@ def test_adaptation_keeps_base_model_parameters_and_data_together() -> None:
     assert plan.adaptation.trained_parameters == "adapter"
     assert plan.adaptation.dataset == "support-tickets-v3"
     train = [r for r in plan.runs if r.kind == "train"]
-    assert all('--base-model "llama-7b (local copy)"' in r.command
+    assert all("--base-model 'llama-7b (local copy)'" in r.command
+               and r.argv[r.argv.index("--base-model") + 1] == "llama-7b (local copy)"
                and "--dataset support-tickets-v3" in r.command and "--train adapter" in r.command
                for r in train)

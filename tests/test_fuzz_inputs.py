@@ -197,3 +197,75 @@ def test_mutated_plans(planned: Path, data: st.DataObject) -> None:
         assert tree(tmp) == before
         rc, _, _ = cli(["slurm", str(p), "--out", str(tmp / "slurm")])
         assert (rc == 2) == (not (tmp / "slurm").exists())
+
+
+FRAGMENTS = ["echo", "printf '%s\\n'", "true", "cat", "sh", "-c", "{v}", "'{v}'", '"{v}"',
+             '"a {v} b"', "x{v}y", "--x={v}", "{overrides}", "#", "# {v}", "\n", ";", "&&",
+             "||", "|", ">/dev/null", "$(echo {v})", "`echo {v}`", '"$(echo "{v}")"',
+             "sh -c 'echo {v}'", "sh -c 'echo \"$1\"' sh {v}", "<<EOF\n{v}\nEOF\n",
+             "<<-'E'\n\tx {v}\n\tE\n", "<<<", "eval", "trap", "${{X:-{v}}}", "$", "\\",
+             "'", '"', "(", ")", "{{", "}}", "[[", "]]", "((", "))", "${v}", "$HOME",
+             "A=1", "env", "*.txt", "~"]
+MARKER_VALUES = ["$(touch MARKER)", "`touch MARKER`", "; touch MARKER", "' ; touch MARKER; '",
+                 "\" ; touch MARKER; \"", "x # ; touch MARKER", "-c", "touch MARKER",
+                 "$(touch MARKER)'\"`touch MARKER`"]
+
+
+@FUZZ
+@given(parts=st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=8),
+       joiner=st.sampled_from([" ", ""]), shell=st.booleans(),
+       value=st.sampled_from(MARKER_VALUES))
+def test_mutated_templates_never_run_a_value(parts: list[str], joiner: str, shell: bool,
+                                             value: str) -> None:
+    """Whatever template the grammar accepts, a value never runs as code: the filled
+    command, started as `run` starts it, leaves no marker."""
+    import shlex
+    import subprocess
+
+    from planner.spec.templates import Args, check_template, fill
+
+    template = joiner.join(parts).replace("{v}", "{factors[v]}")
+    try:
+        check_template(template, frozenset({"factors", "overrides"}), shell)
+    except ValueError:
+        return  # refused at load, with a message: nothing runs
+    argv, shown = fill(template, {"factors": {"v": value}, "overrides": Args((f"v={value}",))},
+                       shell)
+    assert shown == (argv[2] if shell else shlex.join(argv))
+    if not shell:
+        assert shlex.split(shown) == argv
+    with folder() as tmp:
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            subprocess.run(argv, cwd=tmp, stdin=subprocess.DEVNULL, capture_output=True,
+                           timeout=5, env={"PATH": os.environ["PATH"]})
+        assert not (tmp / "MARKER").exists(), (template, value, argv)
+
+
+PLAN_TEXT = [*NASTY_TEXT, "x\x1b[2J", "x\ry", "x\ttab", "\x00", "sh", "-c", "/bin/sh"]
+
+
+@FUZZ
+@given(data=st.data())
+def test_mutated_plan_commands_and_names(planned: Path, data: st.DataObject) -> None:
+    """Edits of what names and starts runs: read back, either refused in one line or
+    consistent (each command the display of its argument vector)."""
+    from planner.planning.export import read_plan
+    from planner.spec.templates import display
+
+    plan = tomllib.loads(planned.read_text())
+    run = data.draw(st.sampled_from(plan["runs"]))
+    for _ in range(data.draw(st.integers(1, 3))):
+        field = data.draw(st.sampled_from(["argv", "command", "shell", "id", "variant",
+                                           "factor", "campaign.id", "campaign.name"]))
+        text = st.sampled_from(PLAN_TEXT)
+        value: Any = data.draw(st.one_of(text, st.lists(text, max_size=4), st.booleans()))
+        if field.startswith("campaign."):
+            plan["campaign"][field.split(".")[1]] = value
+        else:
+            run[field] = value
+    with folder() as tmp:
+        p = _toml(tmp / "plan.toml", plan)
+        rc, _, _ = cli(["status", str(p)])
+        if rc == 0:
+            for r in read_plan(p).runs:
+                assert r.command == display(r.argv, r.shell) and r.argv[0]

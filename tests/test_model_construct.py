@@ -1,5 +1,5 @@
 """The planner's fast `model_construct` builds the very instance pydantic's would, and the
-cached template parse fills commands as a parse per call did."""
+cached template parse fills each command with its own values."""
 
 from __future__ import annotations
 
@@ -11,12 +11,13 @@ from planner.planning.plan import Run
 from planner.spec.base import Lax, constructor
 from planner.spec.catalog import load_catalog
 from planner.spec.loading import load_preset
-from planner.spec.templates import Args, TemplateError, render
+from planner.spec.templates import Args, TemplateError, fill
 
 VALUES = dict(id="c-baseline-s0", kind="train", variant="baseline", factor="", value="",
               seed=0, card=[0, 1], start_h=1.0, end_h=2.5, steps=100, micro_batch=8,
               accumulation=4, effective_batch=64, checkpoint_dir="ckpt/c-baseline-s0",
-              export_name="exp/c-baseline-s0", command="train", resume="ckpt/latest",
+              export_name="exp/c-baseline-s0", command="train", argv=["train"],
+              resume="ckpt/latest",
               depends_on="", max_retries=2)
 
 
@@ -57,19 +58,19 @@ def test_models_it_cannot_build_faithfully_are_refused(model: type[Lax]) -> None
 
 def test_a_template_parsed_once_fills_each_time_with_its_own_values() -> None:
     template = "python t.py --id {run_id} '{variant}' {overrides}"
-    first = render(template, {"run_id": "a;b", "variant": "it's", "overrides": Args(("x=1",))})
-    again = render(template, {"run_id": "c", "variant": "v", "overrides": Args(("y=$(z)",))})
-    # The template's quotes closed around the quoted value, then reopened.
-    assert first == "python t.py --id 'a;b' '''it'\"'\"'s''' x=1"
-    assert again == "python t.py --id c 'v' 'y=$(z)'"
-    # Errors come where filling meets them: a missing value before a later bad placeholder.
-    with pytest.raises(TemplateError, match="'missing' has no value"):
-        render("{missing} {x.y}", {})
+    first = fill(template, {"run_id": "a;b", "variant": "it's", "overrides": Args(("x=1",))})
+    again = fill(template, {"run_id": "c", "variant": "v", "overrides": Args(("y=$(z)",))})
+    assert first[0] == ["python", "t.py", "--id", "a;b", "it's", "x=1"]
+    assert again[0] == ["python", "t.py", "--id", "c", "v", "y=$(z)"]
+    assert first[1] == "python t.py --id 'a;b' 'it'\"'\"'s' x=1"
+    # The grammar is judged before any value: a bad placeholder before a missing value.
     with pytest.raises(TemplateError, match="no attributes"):
-        render("{x.y} {missing}", {})
+        fill("{missing} {x.y}", {})
+    with pytest.raises(TemplateError, match="'missing' has no value"):
+        fill("{missing} {x}", {})
     for _ in range(2):
         with pytest.raises(TemplateError, match="unbalanced ' quote"):
-            render("'{x}", {"x": 1})
+            fill("'{x}", {"x": 1})
 
 
 def test_a_run_missing_a_required_field_or_given_an_unknown_one_is_refused() -> None:

@@ -90,6 +90,7 @@ def test_dry_run_writes_nothing(tmp_path: Path) -> None:
 
 def test_shell_commands_run_under_sh(tmp_path: Path) -> None:
     data = h.preset(seeds=(0,), variants={}, robustness=[])
+    data["ablation"]["shell"] = True
     data["ablation"]["command"] = (
         "mkdir -p {checkpoint_dir} && echo \"$CAMPAIGN_RUN_ID on $CUDA_VISIBLE_DEVICES\" "
         "> {checkpoint_dir}/hello.txt")

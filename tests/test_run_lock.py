@@ -27,7 +27,8 @@ def _wait(predicate: Callable[[], bool], *procs: subprocess.Popen[bytes]) -> Non
 
 
 def _plans(tmp_path: Path) -> tuple[Path, Path, Path]:
-    data = h.preset(seeds=(0,), variants={}, robustness=[], cards=1, command=GATED)
+    data = h.preset(seeds=(0,), variants={}, robustness=[], cards=1, command=GATED,
+                    shell=True)
     shared = tmp_path / "data-disk" / "checkpoints"
     data["ablation"]["checkpoint_root"] = str(shared)  # type: ignore[index]
     return h.make_plan(tmp_path / "one", data), h.make_plan(tmp_path / "two", data), shared

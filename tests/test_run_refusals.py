@@ -30,7 +30,10 @@ def _one_line(proc) -> str:  # type: ignore[no-untyped-def]
 def test_changed_run_parameters_are_refused_and_named(ran: Path) -> None:
     plan = h.load(ran)
     run = plan.runs[0]
-    h.edit_plan(ran, 0, steps=45, command=run.command.replace("--steps 30", "--steps 45"))
+    argv = [("45" if a == "30" and run.argv[i - 1] == "--steps" else a)
+            for i, a in enumerate(run.argv)]
+    h.edit_plan(ran, 0, steps=45, argv=argv,
+                command=run.command.replace("--steps 30", "--steps 45"))
     before = h.tree(ran.parent)
     line = _one_line(h.cli("run", str(ran)))
     assert "plan changed" in line and "--accept-changed-plan" in line

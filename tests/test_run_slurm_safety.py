@@ -49,7 +49,7 @@ def _wait_for(path: Path, proc: subprocess.Popen[str]) -> None:
 def test_a_run_that_exits_0_when_stopped_is_not_marked_finished(
         tmp_path: Path, sig: signal.Signals, code: int, word: str) -> None:
     plan_path, out = _export(tmp_path, h.preset(seeds=(0,), variants={}, robustness=[],
-                                                command=HOLD))
+                                                command=HOLD, shell=True))
     run = h.load(plan_path).runs[0]
     wd = plan_path.parent
     task = subprocess.Popen(["bash", str(out / "campaign.sbatch")], env=_env(tmp_path),

@@ -1,4 +1,4 @@
-"""The executor's parts on their own: launch modes, fingerprints, the journal's torn tail,
+"""The executor's parts on their own: fingerprints, the journal's torn tail,
 card lists, the status projection, and a run whose processes outlive its shell."""
 
 from __future__ import annotations
@@ -14,25 +14,9 @@ from planner.errors import InputError
 from planner.run import prepare
 from planner.run.journal import Journal, Workspace, fold, read_events
 from planner.run.params import plan_changes, plan_fingerprint, run_fingerprint, run_parameters
-from planner.run.procs import launch_mode
 from planner.run.status import render, summarize
 from tests.conftest import plan_dict, shipped
 from tests.run_fixtures import harness as h
-
-
-@pytest.mark.parametrize(("command", "mode"), [
-    ("python train.py --seed 0 lr=0.1 'a b'", "exec"),
-    ("cd sub && python train.py", "shell"),
-    ("python train.py > out.log", "shell"),
-    ("OMP_NUM_THREADS=4 python train.py", "shell"),
-    ("python train.py --data $DATA", "shell"),
-    ("python train.py --glob *.txt", "shell"),
-    ("python 'unbalanced", "shell"),
-])
-def test_launch_mode(command: str, mode: str) -> None:
-    assert launch_mode(command)[0] == mode
-    if mode == "exec":
-        assert launch_mode(command)[1][-1] == "a b"
 
 
 def test_run_fingerprint_ignores_cards_times_and_retries() -> None:
@@ -136,6 +120,7 @@ def test_status_before_any_session(tmp_path: Path) -> None:
 
 def test_processes_outliving_their_shell_end_before_the_run_does(tmp_path: Path) -> None:
     data = h.preset(seeds=(0,), variants={}, robustness=[])
+    data["ablation"]["shell"] = True
     data["ablation"]["command"] = "sleep 600 & echo {run_id}"
     plan_path = h.make_plan(tmp_path / "p", data)
     os.environ["CAMPAIGN_LINGER_S"] = "0.5"

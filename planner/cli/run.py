@@ -11,7 +11,6 @@ from planner.cli.args import Parser
 from planner.planning.plan import Plan
 from planner.run import prepare
 from planner.run.journal import History, Workspace
-from planner.run.procs import launch_mode
 
 WORKDIR_HELP = ("folder the plan's relative paths (checkpoints, resume paths, exports) "
                 "resolve against, and where campaign-run/ (journal, logs) is kept; "
@@ -67,8 +66,8 @@ def dry_run(plan: Plan, plan_path: Path, ws: Workspace, hist: History,
     lines.append("")
     order = {r.id: i for i, r in enumerate(plan.runs)}
     slots = sorted((v[0], order[k], k) for k, v in proj.fits.items() if v is not None)
-    for start, _, rid in slots:
-        run = next(r for r in plan.runs if r.id == rid)
+    for start, i, rid in slots:
+        run = plan.runs[i]
         fit = proj.fits[rid]
         assert fit is not None
         on = ",".join(str(cards[i]) for i in fit[2])
@@ -79,7 +78,7 @@ def dry_run(plan: Plan, plan_path: Path, ws: Workspace, hist: History,
             what = f"resumes from {run.resume}"
         else:
             what = "fresh" if not run.depends_on else f"after {run.depends_on}"
-        mode, _ = launch_mode(run.command)
+        mode = "shell" if run.shell else "exec"
         lines += [f"  {when:<22} card {on:<4} {rid}  ({what})",
                   f"  {'':<22} {mode}: {run.command}"]
     for name in ("done", "failed", "blocked"):

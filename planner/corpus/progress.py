@@ -22,7 +22,9 @@ class Progress:
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.every_s = every_s if every_s is not None else (0.2 if self.tty else 30.0)
         self.start = time.monotonic()
-        self._last = 0.0
+        # The first line waits one interval: a scan that ends (or fails) sooner shows none,
+        # and an error is never preceded by a progress line of the work it stopped.
+        self._last = self.start
         self._width = 0
         self._shown: int | None = None
 
@@ -59,6 +61,13 @@ class Progress:
         else:
             self.stream.write(line + "\n")
         self.stream.flush()
+
+    def clear(self) -> None:
+        """Take a line drawn in place off the terminal (before an error is printed)."""
+        if self.tty and self._width:
+            self.stream.write("\r" + " " * self._width + "\r")
+            self.stream.flush()
+            self._width = 0
 
     def close(self, done: int, extra: str = "") -> None:
         """Final figures, then a newline on a terminal."""

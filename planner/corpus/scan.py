@@ -114,20 +114,25 @@ def scan(path: str | Path, id_field: str, text_field: str, *, tokenizer: str,
             bar.update(docs)
         chunk.clear()
 
-    for rec in records(p, id_field, text_field, max_chars=cut):
-        if rec.id is None:
-            raise InputError(f"no id: field {id_field!r} is missing or empty", file=p,
-                             field=f"line {rec.line}")
-        chunk.append(rec)
-        if len(chunk) >= CHUNK:
+    try:
+        for rec in records(p, id_field, text_field, max_chars=cut):
+            if rec.id is None:
+                raise InputError(f"no id: field {id_field!r} is missing or empty", file=p,
+                                 field=f"line {rec.line}")
+            chunk.append(rec)
+            if len(chunk) >= CHUNK:
+                flush()
+        if chunk:
             flush()
-    if chunk:
-        flush()
+        if not docs:
+            raise InputError("no documents", file=p)
+        ids.finish()
+    except BaseException:
+        if bar is not None:
+            bar.clear()
+        raise
     if bar is not None:
         bar.close(docs, f"{naturalsize(size)} read")
-    if not docs:
-        raise InputError("no documents", file=p)
-    ids.finish()
     est = lengths.exact(counts, original.finish(), truncation, token_budget, batch_size)
     lo, p50, p90, p99, hi = quantiles(counts)
     return CorpusScan(

@@ -24,10 +24,6 @@ GENERIC = Work(gemm=1.0, attn=0.0, d_model=2048.0, tokens=8192.0, checkpointing=
 (d_model 2048) at 8192 tokens per micro-batch, near the middle of the fitted rows."""
 
 
-def _peak(card_peak: float | None, fallback: float) -> float:
-    return card_peak or fallback
-
-
 def analytic_seconds(flops: float, dst_key: str, catalog: Catalog, dtype: Dtype,
                      work: Work | None = None) -> tuple[float, float, float, str]:
     """(typical, fast, slow, note): seconds of a training step of `flops` on `dst_key`.
@@ -39,7 +35,7 @@ def analytic_seconds(flops: float, dst_key: str, catalog: Catalog, dtype: Dtype,
     # The fit is of bf16 steps; fp8 steps are timed at the bf16 peak (their kernels reach
     # a far smaller share of the fp8 peak).
     rate: Dtype = "bf16" if dtype == "fp8" else dtype
-    anchor_peak = _peak(anchor.peak_tflops(rate), anchor.bf16_tflops)
+    anchor_peak = anchor.compute_tflops(rate)
     shape = work or GENERIC
     total = shape.gemm + shape.attn
     scaled = shape._replace(gemm=shape.gemm * flops / total, attn=shape.attn * flops / total)
@@ -47,7 +43,7 @@ def analytic_seconds(flops: float, dst_key: str, catalog: Catalog, dtype: Dtype,
     ref = catalog.get(cal.reference_card)
     t = on_anchor * tau(dst, ref, rate, cal) / tau(anchor, ref, rate, cal)
     lo, hi = spread(cf.card, dst_key, cal)
-    peak = _peak(dst.peak_tflops(rate), dst.bf16_tflops)
+    peak = dst.compute_tflops(rate)
     floor = flops / (peak * 1e12)
     fast = max(t * fit.band_low / hi, floor)
     slow = t * fit.band_high / lo

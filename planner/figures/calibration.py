@@ -108,7 +108,7 @@ def efficiency(card: Card, cal: Calibration) -> float:
 
 def tau(card: Card, ref: Card, dtype: Dtype, cal: Calibration) -> float:
     """Time of a typical step on `card`, relative to the reference card."""
-    return tau_of(card.peak_tflops(dtype) or card.bf16_tflops, card.bandwidth_gbps,
+    return tau_of(card.compute_tflops(dtype), card.bandwidth_gbps,
                   card.chip, ref, dtype, cal)
 
 
@@ -116,7 +116,7 @@ def tau_of(peak: float, bandwidth_gbps: float, chip: str, ref: Card, dtype: Dtyp
            cal: Calibration) -> float:
     """`tau` of a device given by its dense peak, bandwidth and chip (one outside the
     catalog)."""
-    ref_peak = ref.peak_tflops(dtype) or ref.bf16_tflops
+    ref_peak = ref.compute_tflops(dtype)
     s = cal.compute_share
     return (s * ref_peak / (cal.efficiency.get(chip, 1.0) * peak)
             + (1.0 - s) * ref.bandwidth_gbps / bandwidth_gbps)

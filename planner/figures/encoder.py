@@ -120,7 +120,7 @@ def tokens_per_s(flops_per_token: float, d_model: float, dst_key: str, catalog: 
     moved = (tau_of(cal.peak_tflops, cal.bandwidth_gbps, cal.chip, ref, rate, lam)
              / tau(dst, ref, rate, lam))
     typical = on_device * moved
-    peak = dst.peak_tflops(rate) or dst.bf16_tflops
+    peak = dst.compute_tflops(rate)
     # Lambda's per-model spread between the benchmarked generation's card and this one.
     proxy = {"AD102": "rtx6000ada"}.get(cal.chip, lam.reference_card)
     s_lo, s_hi = spread(proxy, dst_key, lam)

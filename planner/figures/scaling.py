@@ -36,7 +36,7 @@ class Rates(NamedTuple):
 
 def card_rates(card: Card, dtype: Dtype) -> Rates:
     """A catalog card's rates for a dtype (fp8 falls back to bf16 on cards without it)."""
-    peak = card.peak_tflops(dtype) or card.peak_tflops("bf16")
+    peak = card.compute_tflops(dtype)
     return Rates(name=card.name, peak_tflops=peak, bandwidth_gbps=card.bandwidth_gbps)
 
 
@@ -81,7 +81,7 @@ def planned_on(estimate: Estimate) -> str:
 def _floor(flops: float | None, dst: Card, dtype: Dtype) -> float:
     if not flops:
         return 0.0
-    return flops / ((dst.peak_tflops(dtype) or dst.bf16_tflops) * 1e12)
+    return flops / (dst.compute_tflops(dtype) * 1e12)
 
 
 def scale_step_time(seconds: float, flops: float | None, src_key: str, dst_key: str,

@@ -31,7 +31,7 @@ from planner.planning.schedule import schedule
 from planner.planning.summary import summary_figures
 from planner.spec.catalog import Card
 from planner.spec.preset import Embedding, Preset
-from planner.spec.templates import TemplateError, render
+from planner.spec.templates import TemplateError, fill
 
 if TYPE_CHECKING:
     from planner.corpus.layout import Layout
@@ -129,13 +129,13 @@ def plan_embedding(preset: Preset, card: Card, campaign: PlanCampaign, warnings:
             continue
         out_dir = f"{out_root}/v{version}"
         try:
-            command = render(e.command, dict(
+            argv, command = fill(e.command, dict(
                 plan="plan.toml", run_id=rid, campaign_id=campaign.id, version=version,
                 part=part, parts=n, shard=part, shards=n, out_dir=out_dir,
                 resume=f"{out_dir}/manifest.toml", model=e.model, tokenizer=e.tokenizer,
                 truncation=e.truncation_tokens, pooling=e.pooling,
                 normalization=e.normalization, batching=e.batching, batch_size=e.batch_size,
-                token_budget=e.grouped_budget))
+                token_budget=e.grouped_budget), e.shell)
         except TemplateError as exc:
             raise InputError(str(exc), file=source, field="embedding.command") from None
         runs.append(Run(
@@ -146,7 +146,7 @@ def plan_embedding(preset: Preset, card: Card, campaign: PlanCampaign, warnings:
             micro_batch=e.batch_size if e.batching == "original" else 0, accumulation=1,
             effective_batch=e.batch_size if e.batching == "original" else 0,
             checkpoint_dir=out_dir, export_name=out_dir,
-            command=command, resume=f"{out_dir}/manifest.toml",
+            command=command, argv=argv, shell=e.shell, resume=f"{out_dir}/manifest.toml",
         ))
     # One pass over the runs (not one per version): planning stays linear in versions.
     incomplete = {ver for (ver, _), p in zip(meta, placed, strict=True) if p is None}

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import math
+import gc
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
 from planner.errors import InputError, from_validation
+from planner.planning import plan_cache
 from planner.planning.order import Order
 from planner.planning.plan import Plan
+from planner.planning.plan_rules import value_problem
 from planner.planning.replace import replace_together
-from planner.tomlio import dumps, read_toml
+from planner.tomlio import dumps, parse_toml, read_bytes
 
 HEADER_PLAN = ("# campaign-planner plan: runs in plan order, times in hours from the window's "
                "start.\n# Run it on the rented machine; every figure's provenance is in "
@@ -37,38 +38,36 @@ def write_exports(out_dir: str | Path, plan: Plan, order: Order, *,
     list) moved in beside them, as a unit: all are replaced, or none (a full disk, a file
     that would be overwritten without `force`)."""
     out = Path(out_dir).expanduser()  # as given: a relative folder is shown relative
-    targets = [(out / "plan.toml", plan_toml(plan)), (out / "order.toml", order_toml(order))]
+    text = plan_toml(plan)
+    targets = [(out / "plan.toml", text), (out / "order.toml", order_toml(order))]
     moves = [(out / p.name, p) for p in extra]
     replace_together(out, targets, moves, force=force)
+    plan_cache.store(text.encode(), plan)
     return [p for p, _ in targets] + [p for p, _ in moves]
 
 
-def _number_problem(data: Any, where: str = "") -> tuple[str, str] | None:
-    """The first number in an edited plan no arithmetic should meet: not finite, or huge."""
-    if isinstance(data, dict):
-        items: Any = ((f"{where}.{k}" if where else str(k), v) for k, v in data.items())
-    elif isinstance(data, list):
-        items = ((f"{where}[{i}]", v) for i, v in enumerate(data))
-    elif isinstance(data, float) and not math.isfinite(data):
-        return where, "not a finite number"
-    elif isinstance(data, int | float) and not isinstance(data, bool) and abs(data) > 1e15:
-        return where, "a number far beyond any plan's"
-    else:
-        return None
-    for key, value in items:
-        found = _number_problem(value, key)
-        if found:
-            return found
-    return None
-
-
 def read_plan(path: str | Path) -> Plan:
-    """A `plan.toml` read back into a Plan; errors name the file and the field."""
-    data = read_toml(path)
-    problem = _number_problem(data)
+    """A `plan.toml` read back into a Plan; errors name the file and the field. Bytes this
+    planner has read (or written) before come from the cache of checked plans."""
+    raw = read_bytes(path)
+    cached = plan_cache.load(raw)
+    if cached is not None:
+        # A large plan is millions of objects kept for the whole command: out of the
+        # collector's reach, later passes over the young objects do not walk them again.
+        gc.freeze()
+        return cached
+    data = parse_toml(raw, path)
+    runs = data.get("runs")
+    if isinstance(runs, list) and runs and isinstance(runs[0], dict) and "argv" not in runs[0] \
+            and "command" in runs[0]:
+        raise InputError("written before plans recorded each command's argument vector: "
+                         "plan the preset again", file=path, field="runs[0].argv")
+    problem = value_problem(data)
     if problem:
         raise InputError(problem[1], file=path, field=problem[0])
     try:
-        return Plan.model_validate(data)
+        plan = Plan.model_validate(data)
     except ValidationError as exc:
         raise from_validation(exc, path) from None
+    plan_cache.store(raw, plan)
+    return plan

@@ -6,45 +6,51 @@ from typing import Annotated, Literal, Self
 from pydantic import Field, field_validator, model_validator
 
 from planner.corpus.outputs import CorpusPlan
+from planner.planning import plan_rules as rules
 from planner.planning.capacity import Capacity
 from planner.spec import bounds
-from planner.spec.base import Lax
+from planner.spec.base import SLUG, Lax
 from planner.spec.costs import Figure, MeasuredFrom
-from planner.spec.paths import check_run_id, check_run_path
+from planner.spec.paths import NAME_CHARS, check_run_id, check_run_path
 from planner.spec.preset import FactorValue, Overheads
 
 
 class PlanCampaign(Lax):
     """The rental and its usable window."""
 
-    id: str
+    id: str = Field(pattern=SLUG, max_length=NAME_CHARS + 7)  # a name, `-`, 6 hex digits
     """Stable campaign id: carried by every run id, checkpoint folder and export name."""
-    name: str
+    name: str = Field(pattern=SLUG, max_length=NAME_CHARS)
     """Campaign name from the preset."""
     kind: Literal["ablation", "embedding", "adaptation"]
     """Campaign kind."""
     created: str
     """When the plan was made (ISO 8601)."""
-    card: str
+    card: str = Field(pattern=SLUG, max_length=NAME_CHARS)
     """Card model (catalog key)."""
-    card_name: str
+    card_name: str = Field(max_length=256)
     """Card model in full."""
     cards: int = Field(ge=1, le=4096)
     """Cards rented."""
     window_hours: float = Field(gt=0, le=bounds.HOURS)
     """Rental window."""
-    usable_hours: float
+    usable_hours: float = Field(ge=0, le=bounds.HOURS)
     """Window less the stack check at the start and the safety margin at the end."""
     usable_from_h: float = Field(ge=0, le=bounds.HOURS)
     """Hour the first run may start (after the stack check)."""
     usable_until_h: float = Field(ge=0, le=bounds.HOURS)
     """Hour every run must have ended by (before the safety margin)."""
-    fingerprint: str
+    fingerprint: str = Field(pattern=r"^[0-9a-f]{64}$")
     """SHA-256 of the preset's canonical form."""
-    price_per_card_hour: float | None = None
+    price_per_card_hour: float | None = Field(default=None, ge=0, le=bounds.PRICE)
     """Price of one card-hour, when known."""
-    currency: str = "USD"
+    currency: str = Field(default="USD", max_length=16)
     """Currency of the price."""
+
+    @field_validator("created")
+    @classmethod
+    def _created(cls, v: str) -> str:
+        return rules.check_created(v)
 
 
 class ConfigFigures(Lax):
@@ -101,17 +107,17 @@ class Run(Lax):
     """Run id: campaign id, configuration, seed (and control)."""
     kind: Literal["train", "robustness", "embed"]
     """Training run, robustness evaluation, or embedding shard."""
-    variant: str
+    variant: str = Field(pattern=SLUG, max_length=NAME_CHARS)
     """`baseline` or the variant's name (embedding: `v` and the version)."""
-    factor: str
+    factor: str = Field(pattern=rules.FACTORS, max_length=rules.FACTORS_CHARS)
     """The factor changed from the baseline (empty for the baseline)."""
     value: FactorValue
     """Its new value (empty for the baseline)."""
-    seed: int | None = None
+    seed: Annotated[int, Field(ge=-bounds.SEED_LIMIT, lt=bounds.SEED_LIMIT)] | None = None
     """Seed (training and robustness runs)."""
-    version: int | None = None
+    version: int | None = Field(default=None, ge=1, le=bounds.VERSIONS)
     """Representation version (embedding shards)."""
-    shard: int | None = None
+    shard: int | None = Field(default=None, ge=0, le=bounds.DOCUMENTS)
     """Shard index (embedding shards)."""
     card: list[Annotated[int, Field(ge=0, lt=4096)]] = Field(min_length=1, max_length=4096)
     """0-based indices of the cards it runs on."""
@@ -121,18 +127,24 @@ class Run(Lax):
     """Planned end, in hours from the window's start."""
     steps: int = Field(ge=0, le=bounds.STEPS)
     """Optimizer steps (0 for evaluations and embedding shards)."""
-    micro_batch: int
+    micro_batch: int = Field(ge=0, le=bounds.BATCH)
     """Micro-batch per card."""
-    accumulation: int
+    accumulation: int = Field(ge=0, le=bounds.BATCH)
     """Gradient accumulation."""
-    effective_batch: int
+    effective_batch: int = Field(ge=0, le=bounds.EFFECTIVE_BATCH)
     """micro_batch × accumulation × cards."""
     checkpoint_dir: str
     """Folder of this run's checkpoints, named by run id."""
     export_name: str
     """Name of the run's final export, carrying the run id."""
     command: str
-    """Command that runs it, placeholders filled."""
+    """Command that runs it, placeholders filled, as people read it: the argument vector
+    joined with shell quoting, or the script with `shell`."""
+    argv: list[str] = Field(min_length=1, max_length=rules.ARGV_WORDS)
+    """The argument vector the run starts as, with no shell; with `shell`, `/bin/sh`, `-c`
+    and the script."""
+    shell: bool = False
+    """Whether the command is a shell script (the preset's `shell = true`)."""
     resume: str
     """Path a relaunch resumes from (its latest checkpoint)."""
     depends_on: str = ""
@@ -155,6 +167,16 @@ class Run(Lax):
     @classmethod
     def _path(cls, v: str) -> str:
         return check_run_path(v)
+
+    @field_validator("value")
+    @classmethod
+    def _value(cls, v: FactorValue) -> FactorValue:
+        return rules.check_value(v)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        rules.check_run(self)
+        return self
 
 
 class NotFitting(Lax):
@@ -341,6 +363,7 @@ class Plan(Lax):
             if run.id in seen:
                 raise ValueError(f"@runs[{i}].id: run id {run.id} is used twice")
             seen.add(run.id)
+        rules.check_plan_runs(self.runs, seen, self.campaign.cards)
         return self
 
 

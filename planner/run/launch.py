@@ -16,7 +16,7 @@ from planner.planning.plan import Run
 from planner.run.journal import Workspace
 from planner.run.once import done_path
 from planner.run.params import run_fingerprint
-from planner.run.procs import SHIM, identity, launch_mode, run_env
+from planner.run.procs import SHIM, identity, run_env
 
 
 @dataclass
@@ -38,7 +38,7 @@ def spawn(ws: Workspace, run: Run, cards: list[int], attempt: int, lock: int,
     exit_file = ws.exit_record(run.id, attempt, token)
     ensure_dir(exit_file.parent, wd)
     resuming = (wd / run.resume).exists()
-    mode, args = launch_mode(run.command)
+    mode = "shell" if run.shell else "exec"
     log_path = ws.log(run.id)
     ensure_dir(log_path.parent, wd)
     with open(append_fd(log_path), "ab") as log:
@@ -49,7 +49,7 @@ def spawn(ws: Workspace, run: Run, cards: list[int], attempt: int, lock: int,
         env = run_env(run, wd, cards, attempt, plan_path, campaign_id)
         proc = subprocess.Popen(
             [sys.executable, "-I", str(SHIM), str(exit_file), "--lock", str(lock),
-             "--done", str(done_path(wd, run)), run_fingerprint(run), f"--{mode}", *args],
+             "--done", str(done_path(wd, run)), run_fingerprint(run), "--exec", *run.argv],
             stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, cwd=wd, env=env,
             start_new_session=True, pass_fds=(lock,))
     return Spawned(proc, {**identity(proc.pid), "token": token}, mode, resuming)

@@ -116,9 +116,17 @@ def check(plan: Plan, plan_path: Path, ws: Workspace, hist: History, accept: boo
                 f"the plan changed since this journal began ({changes}); pass "
                 f"--accept-changed-plan to run it over {ws.journal}", file=plan_path)
     problems = []
+    # A run whose checkpoint folder does not exist has neither manifest nor checkpoint
+    # there: one look per folder instead of two per run keeps a large plan quick.
+    absent: dict[str, bool] = {}
     for run in plan.runs:
         rec = hist.runs.get(run.id)
         if rec is not None and rec.state == "finished" and rec.fingerprint == run_fingerprint(run):
+            continue
+        folder = run.checkpoint_dir
+        if folder not in absent:
+            absent[folder] = not os.path.isdir(os.path.join(ws.workdir, folder))
+        if absent[folder] and run.resume.startswith(folder.rstrip("/") + "/"):
             continue
         problem = check_manifest(ws.workdir, run)
         if problem:

@@ -11,11 +11,10 @@ from typing import Any
 
 from planner.planning.plan import Run
 from planner.run.once import lock_path, run_lock
-from planner.spec.templates import launch_mode
 
 SHIM = Path(__file__).with_name("shim.py")
-__all__ = ["SHIM", "alive", "identity", "kill_leftovers", "launch_mode", "lock_path",
-           "run_env", "run_lock", "signal_group"]
+__all__ = ["SHIM", "alive", "identity", "kill_leftovers", "lock_path", "run_env",
+           "run_lock", "signal_group"]
 
 
 def run_env(run: Run, workdir: Path, cards: list[int], attempt: int, plan_path: Path,

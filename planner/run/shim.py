@@ -5,8 +5,9 @@ before telling it to go. It then starts the command, outlives the executor if th
 dies, and records the command's exit status durably, so the next executor learns how a run
 ended even when it was not there to see it.
 
-    python -I shim.py EXIT_FILE --lock FD --done DONE_FILE FINGERPRINT
-                      (--exec ARGV... | --shell COMMAND)
+    python -I shim.py EXIT_FILE --lock FD --done DONE_FILE FINGERPRINT --exec ARGV...
+
+ARGV is started as it is, with no shell (a `shell = true` command is `/bin/sh -c SCRIPT`).
 
 FD holds the run's lock (see `once.run_lock`). The launcher keeps it until it has
 recorded the exit, after the command and its process group have ended; the command does
@@ -147,7 +148,7 @@ def _ignore(signum: int, frame: object) -> None:
 def main(argv: list[str]) -> int:
     """Wait for the executor's go, run the command, record its exit status."""
     # The lock is held by keeping the fd open.
-    exit_file, _, _lock, _, done_file, fingerprint, mode, *rest = argv
+    exit_file, _, _lock, _, done_file, fingerprint, _exec, *args = argv
     # The executor writes "go" only after journalling this process; end of input means it
     # died in between: the command never starts, and the record says so.
     if sys.stdin.readline().strip() != "go":
@@ -158,7 +159,6 @@ def main(argv: list[str]) -> int:
     # SIG_IGN, which the command would inherit) keeps the command's own defaults intact.
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _ignore)
-    args = rest if mode == "--exec" else ["/bin/sh", "-c", rest[0]]
     slot = _reserve_done(done_file)
     try:
         child = subprocess.Popen(args, stdin=subprocess.DEVNULL)

@@ -40,15 +40,27 @@ def _array(name: str, values: list[str]) -> str:
     return f"{name}=(\n" + "".join(f"  {shlex.quote(v)}\n" for v in values) + ")"
 
 
-def _parent_done(plan: Plan, run: Run, workdir: Path) -> tuple[str, str]:
+def _parent_done(by_id: dict[str, Run], run: Run, workdir: Path) -> tuple[str, str]:
     """Where the done record of the run `run` evaluates is, and its fingerprint ("" when
     that run is not in this plan: any record of it will do)."""
     if not run.depends_on:
         return "", ""
-    parent = next((r for r in plan.runs if r.id == run.depends_on), None)
+    parent = by_id.get(run.depends_on)
     if parent is None:  # an evaluation shares the folder of the run it evaluates
         return str(workdir / run.checkpoint_dir / f"{run.depends_on}.done"), ""
     return str(done_path(workdir, parent)), run_fingerprint(parent)
+
+
+def _argv_arrays(runs: list[Run]) -> list[str]:
+    """Every run's argument vector as one array of words, with where each run's starts
+    and how many it has: each word a single-quoted literal, as the other arrays."""
+    words: list[str] = []
+    at, length = [], []
+    for r in runs:
+        at.append(str(len(words)))
+        length.append(str(len(r.argv)))
+        words.extend(r.argv)
+    return [_array("WORDS", words), _array("ARGV_AT", at), _array("ARGV_LEN", length)]
 
 
 def sbatch_script(plan: Plan, runs: list[Run], *, name: str, workdir: Path, out_dir: Path,
@@ -90,7 +102,8 @@ def sbatch_script(plan: Plan, runs: list[Run], *, name: str, workdir: Path, out_
     ]
     if partition:
         head.append(f"#SBATCH --partition={partition}")
-    parents = [_parent_done(plan, r, workdir) for r in runs]
+    by_id = {r.id: r for r in plan.runs}
+    parents = [_parent_done(by_id, r, workdir) for r in runs]
     # Paths joined as `run` joins them: an absolute root arrives exactly as it is.
     body = [
         "set -uo pipefail",
@@ -110,7 +123,7 @@ def sbatch_script(plan: Plan, runs: list[Run], *, name: str, workdir: Path, out_
         _array("DEPENDS_DONE", [p[0] for p in parents]),
         _array("DEPENDS_FP", [p[1] for p in parents]),
         _array("MAX_RETRIES", [str(r.max_retries) for r in runs]),
-        _array("COMMANDS", [r.command for r in runs]),
+        *_argv_arrays(runs),
     ]
     if evals_of is not None:
         body.append(_array("EVALS_OF", [" ".join(map(str, g)) for g in evals_of]))

@@ -58,6 +58,9 @@ child=""; stop=""; deadline=0
 ISOLATE=""; command -v setsid >/dev/null && ISOLATE=setsid
 # The run's whole process group, or just its shell where setsid is missing.
 group() { if [[ -n "$ISOLATE" ]]; then kill "$1" -- "-$child"; else kill "$1" "$child"; fi; }
+# `exec` runs a program file, never a builtin or a function of this script, and `--` keeps
+# a first word that starts with `-` from being read as an option.
+start() { if [[ -n "$ISOLATE" ]]; then exec setsid -- "$@"; else exec -- "$@"; fi; }
 on_stop() {
   stop="$1"; deadline=$((SECONDS + GRACE))
   if [[ -n "$child" ]]; then
@@ -86,7 +89,9 @@ run_one() {
   local i="$1"
   RUN_ID="${RUN_IDS[$i]}"; KIND="${KINDS[$i]}"; SEED="${SEEDS[$i]}"; CKPT="${CKPTS[$i]}"
   RESUME="${RESUMES[$i]}"; EXPORT="${EXPORTS[$i]}"; FP="${FPS[$i]}"
-  DEPENDS="${DEPENDS_ON[$i]}"; RETRIES="${MAX_RETRIES[$i]}"; COMMAND="${COMMANDS[$i]}"
+  DEPENDS="${DEPENDS_ON[$i]}"; RETRIES="${MAX_RETRIES[$i]}"
+  # The run's argument vector, word for word: started as it is, never read by a shell.
+  ARGV=("${WORDS[@]:${ARGV_AT[$i]}:${ARGV_LEN[$i]}}")
   LOG="$RUNDIR/logs/$RUN_ID.log"; TRIES="$RUNDIR/slurm/$RUN_ID.tries"
   DONE="$CKPT/$RUN_ID.done"; LOCK="$CKPT/$RUN_ID.lock"
   folders "$RUNDIR" "$RUNDIR/logs" "$RUNDIR/slurm" || return 2
@@ -153,7 +158,7 @@ run_locked() {
     slot=$(mktemp "$CKPT/.$RUN_ID.done.XXXXXX") && printf '%1024s' '' >"$slot" || slot=""
     # In a session of its own, the run gets only the TERM this script forwards, never the
     # batch shell's USR1 warning, and none of its processes can slip out of the stop.
-    $ISOLATE /bin/sh -c "$COMMAND" >&8 2>&8 8>&- 9>&- &
+    ( start "${ARGV[@]}" ) >&8 2>&8 8>&- 9>&- &
     child=$!
     # `wait` returns early (128 + the signal) when a trap runs; after a stop, the run has
     # until the deadline to end, then it is killed.

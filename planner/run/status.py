@@ -4,6 +4,7 @@ projected end against the window's end. Reads only; writes nothing."""
 from __future__ import annotations
 
 import fcntl
+import functools
 import os
 import time
 from dataclasses import dataclass
@@ -21,8 +22,10 @@ from planner.run.procs import alive
 GROUPS = ("done", "running", "pending", "failed", "blocked")
 
 
+@functools.lru_cache(maxsize=4096)
 def span(seconds: float) -> str:
-    """A duration in words, through humanize."""
+    """A duration in words, through humanize (the runs of a matrix share a few durations:
+    each is worded once)."""
     s = abs(seconds)
     unit = "seconds" if s < 600 else "minutes" if s < 86400 else "hours"
     return humanize.precisedelta(timedelta(seconds=s), minimum_unit=unit,
@@ -45,11 +48,14 @@ def executor_alive(ws: Workspace) -> bool:
 
 
 def current(plan: Plan, hist: History) -> dict[str, RunRecord]:
-    """Each plan run's record under its current parameters."""
+    """Each plan run's record under its current parameters, to read: the runs without
+    one share a single pending record (a plan of 100,000 runs makes none of its own)."""
     out = {}
+    pending = RunRecord("")
+    records = hist.runs
     for run in plan.runs:
-        rec = hist.runs.get(run.id)
-        out[run.id] = rec if rec and rec.fingerprint == run_fingerprint(run) else RunRecord(run.id)
+        rec = records.get(run.id)
+        out[run.id] = rec if rec and rec.fingerprint == run_fingerprint(run) else pending
     return out
 
 
@@ -101,7 +107,9 @@ def project(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], now_
     after = [index.get(r.depends_on, -1) for r in left]
     horizon = plan.campaign.usable_until_h - now_h
     placed = schedule(durations, need, n_cards, horizon, after)
-    unbounded = schedule(durations, need, n_cards, float("inf"), after)
+    # Without a horizon the same runs go to the same places, unless some were left out.
+    unbounded = placed if None not in placed else schedule(durations, need, n_cards,
+                                                           float("inf"), after)
     ends = [p.end + now_h for p in unbounded if p is not None]
     if not ends:  # nothing left: the campaign ended when its last run did
         ends = [(rec.ended - origin) / 3600 for rec in recs.values()

@@ -40,5 +40,20 @@ VERSIONS = 1000
 """Representation versions of an embedding campaign."""
 EMBEDDING_RUNS = 100_000
 """Runs of an embedding campaign: versions × cards."""
+CARD_GIB = 100_000.0
+"""GiB of one card's memory, nominal or usable, or of its CUDA context (the largest cards
+hold a few hundred)."""
+RATE_MIN = 1e-3
+"""Least non-zero rate a card may have, in its unit (TFLOPS, GB/s, W): smaller, and the
+times and ratios computed from it overflow."""
+TFLOPS = 1e6
+"""TFLOPS of one card, in any precision."""
+BANDWIDTH_GBPS = 1e6
+"""GB/s of one card's memory, host link or NVLink."""
+WATTS = 1e6
+"""Board power of one card."""
+SEED_LIMIT = 2**63
+"""Seeds are signed 64-bit integers: -SEED_LIMIT <= seed < SEED_LIMIT, in a preset and in
+the plan read back alike."""
 VERSION_DIGITS = r"^\d{1,4}\.\d{1,4}$"
 """A CUDA (or compute-capability) version: at most four digits a part."""

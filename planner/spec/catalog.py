@@ -28,49 +28,58 @@ class Card(Strict):
     """GPU die, e.g. GA102."""
     compute_capability: str = Field(pattern=bounds.VERSION_DIGITS)
     """CUDA compute capability, e.g. "8.6" (sm_86)."""
-    memory_gib: float = Field(gt=0)
+    memory_gib: float = Field(ge=bounds.RATE_MIN, le=bounds.CARD_GIB)
     """Device memory, nominal size as sold, treated as GiB."""
     memory_type: str = ""
     """Memory technology, e.g. GDDR6, HBM3."""
-    bandwidth_gbps: float = Field(gt=0)
+    bandwidth_gbps: float = Field(ge=bounds.RATE_MIN, le=bounds.BANDWIDTH_GBPS)
     """Memory bandwidth in decimal GB/s."""
-    fp32_tflops: float = Field(gt=0)
+    fp32_tflops: float = Field(ge=bounds.RATE_MIN, le=bounds.TFLOPS)
     """Plain (non-tensor) FP32 TFLOPS."""
-    tf32_tflops: float = Field(ge=0)
+    tf32_tflops: float = Field(ge=0, le=bounds.TFLOPS)
     """Dense TF32 tensor TFLOPS."""
-    bf16_tflops: float = Field(ge=0)
+    bf16_tflops: float = Field(ge=0, le=bounds.TFLOPS)
     """Dense BF16/FP16 tensor TFLOPS with FP32 accumulate."""
-    fp8_tflops: float = Field(default=0.0, ge=0)
+    fp8_tflops: float = Field(default=0.0, ge=0, le=bounds.TFLOPS)
     """Dense FP8 tensor TFLOPS; 0 where the card has no FP8 tensor cores."""
-    tdp_w: float = Field(gt=0)
+    tdp_w: float = Field(ge=bounds.RATE_MIN, le=bounds.WATTS)
     """Board power in watts."""
     interconnect: str = ""
     """Card-to-card and host links."""
-    usable_memory_gib: float | None = Field(default=None, gt=0)
+    usable_memory_gib: float | None = Field(default=None, ge=bounds.RATE_MIN,
+                                             le=bounds.CARD_GIB)
     """Memory one process can allocate, as the driver reports it (torch's `total_memory`):
     below `memory_gib` by the driver's reservation and, with ECC on, by the check bits. None:
     taken as `memory_gib` (a user's card)."""
-    context_gib: float = Field(default=0.75, ge=0)
+    context_gib: float = Field(default=0.75, ge=0, le=bounds.CARD_GIB)
     """Device memory each process spends outside torch's allocator (CUDA context, loaded
     kernels, library handles): a memory cap does not cover it."""
     memory_source: str = ""
     """Where `usable_memory_gib` comes from, and in which ECC state."""
-    pcie_gbps: float = Field(default=0.0, ge=0)
+    pcie_gbps: float = Field(default=0.0, ge=0, le=bounds.BANDWIDTH_GBPS)
     """Host link bandwidth, bidirectional total in GB/s (datasheet)."""
-    nvlink_gbps: float = Field(default=0.0, ge=0)
+    nvlink_gbps: float = Field(default=0.0, ge=0, le=bounds.BANDWIDTH_GBPS)
     """NVLink bandwidth per card, bidirectional total in GB/s; 0 without NVLink."""
-    nvlink_cards: int = Field(default=0, ge=0)
+    nvlink_cards: int = Field(default=0, ge=0, le=4096)
     """Most cards NVLink joins: 2 for a bridge, 8 for an HGX board; more go over PCIe."""
     min_cuda: str = Field(pattern=bounds.VERSION_DIGITS)
     """First CUDA toolkit that targets this compute capability."""
     min_pytorch: str = Field(pattern=bounds.VERSION_DIGITS)
     """First PyTorch release whose wheels carry kernels for this card."""
-    price_per_card_hour: float | None = Field(default=None, ge=0)
+    price_per_card_hour: float | None = Field(default=None, ge=0, le=bounds.PRICE)
     """Price of one card-hour, when the user's own catalog gives one; never shipped."""
     uncertain: list[str] = []
     """Fields whose value rests on a derivation or a single weak source."""
     sources: list[str] = []
     """Source keys in the project's GPU reference."""
+
+    @field_validator("tf32_tflops", "bf16_tflops", "fp8_tflops", "pcie_gbps", "nvlink_gbps")
+    @classmethod
+    def _zero_or_rate(cls, v: float) -> float:
+        if 0 < v < bounds.RATE_MIN:
+            raise ValueError(f"0 (none) or at least {bounds.RATE_MIN:g}: a rate this small "
+                             "makes every time computed from it overflow")
+        return v
 
     @property
     def allocatable_gib(self) -> float:
@@ -96,6 +105,11 @@ class Card(Strict):
             "fp16": self.bf16_tflops,
             "fp8": self.fp8_tflops,
         }[dtype]
+
+    def compute_tflops(self, dtype: Dtype) -> float:
+        """The peak a step in `dtype` runs at: the dtype's, else the BF16 tensor figure, else
+        plain FP32 (a card without tensor cores), which is never 0."""
+        return self.peak_tflops(dtype) or self.bf16_tflops or self.fp32_tflops
 
 
 class Catalog(Strict):

@@ -10,7 +10,7 @@ from planner.spec.base import Strict
 from planner.spec.costs import Figure
 from planner.spec.measure import MeasureSpec
 from planner.spec.paths import check_root
-from planner.spec.templates import EMBEDDING_PLACEHOLDERS, check_template
+from planner.spec.templates import EMBEDDING_PLACEHOLDERS, check_command
 
 DEFAULT_TOKEN_BUDGET = 16_384
 
@@ -94,6 +94,9 @@ class Embedding(Strict):
     command: str = "campaign-planner embed {plan} --version {version} --part {part}/{parts}"
     """Command of one run (one card, one version); placeholders such as {run_id},
     {version}, {part} (the run's index), {parts} (runs per version), {out_dir}."""
+    shell: bool = False
+    """Run the command with `/bin/sh -c` (pipes, `&&`, redirections, `$VAR`); without it
+    the command is an argument vector started with no shell."""
     export_root: str = "embeddings"
     """Folder holding one folder per campaign and version, one file per shard."""
     measure: MeasureSpec | None = None
@@ -115,10 +118,9 @@ class Embedding(Strict):
                                  "model")
         return v
 
-    @field_validator("command")
-    @classmethod
-    def _template(cls, v: str) -> str:
-        return check_template(v, EMBEDDING_PLACEHOLDERS | {"plan"})
+    @model_validator(mode="after")
+    def _template(self) -> Self:
+        return check_command(self, EMBEDDING_PLACEHOLDERS | {"plan"})
 
     @field_validator("export_root")
     @classmethod

@@ -22,9 +22,10 @@ def check_factors(v: dict[str, FactorValue]) -> dict[str, FactorValue]:
                              "most 64 characters")
         if isinstance(value, float) and not math.isfinite(value):
             raise ValueError(f"factor {name}: {value} is not a finite number")
-        if isinstance(value, str) and (len(value) > MAX_VALUE_CHARS or "\0" in value):
+        if isinstance(value, str) and (len(value) > MAX_VALUE_CHARS
+                                       or any(c in value for c in "\0\n\r")):
             raise ValueError(f"factor {name}: text values are at most {MAX_VALUE_CHARS} "
-                             "characters, without NUL")
+                             "characters, without NUL or line breaks")
     return v
 
 

@@ -1,13 +1,17 @@
 """Command templates: the placeholders a run's command may use, checked when a preset loads,
 and filled so that no value can ever run as code.
 
-A command is a shell-style string. Every value put in a placeholder is quoted for the shell
-(`shlex.quote`), with any quote the template opened around it closed first and reopened
-after, so the value reaches the program as literal text inside exactly the argument the
-template wrote: `$(touch x)`, backticks, `;`, a newline or `it's a b` are only characters.
-`{overrides}` is the one placeholder that stands for several arguments: one `name=value`
-per factor, each quoted on its own. The filled string is what plan.toml shows, what `run`
-starts and what the SLURM scripts start, byte for byte.
+A template is split into words once, when the preset loads (`planner.spec.shellwords`).
+Each placeholder lies inside one word and its value becomes part of that word only; the
+run is started as that argument vector, with no shell, by `run` and by the SLURM task
+alike, and plan.toml records the vector. `{overrides}` standing as a word of its own is
+several arguments, one `name=value` per factor.
+
+A template that needs a shell (pipes, `&&`, redirections, `$VAR`) says `shell = true`. It
+then runs as `/bin/sh -c SCRIPT`, each value quoted for the shell, and a placeholder may
+stand only where a plain word of the script stands (`planner.spec.shellscan`).
+
+A value with a line break or a NUL is refused in both modes.
 """
 
 from __future__ import annotations
@@ -17,7 +21,10 @@ import re
 import shlex
 import string
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol, TypeVar
+
+from planner.spec.shellscan import scan_shell
+from planner.spec.shellwords import GrammarError, Item, Slot, Word, split_words
 
 TRAINING_PLACEHOLDERS = frozenset(
     {"run_id", "campaign_id", "variant", "seed", "factor", "value", "factors", "overrides",
@@ -36,6 +43,9 @@ _INDEXED = frozenset({"factors"})
 _FIELD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\[\]]*\])?")
 MAX_TEMPLATE_CHARS = 8192
 """Longest command template accepted (the filled command is bounded by it and the names)."""
+SHELL = ("/bin/sh", "-c")
+"""How a `shell = true` command starts: its script is the third argument."""
+_BAD_VALUE = re.compile(r"[\n\r\0]")
 
 
 class Args(tuple[str, ...]):
@@ -54,35 +64,102 @@ class _Factors(dict[str, Any]):
         return "x"
 
 
-def template_fields(template: str) -> set[str]:
-    """Top-level placeholder names used in a `str.format` template."""
-    names: set[str] = set()
-    for _, name, _, _ in string.Formatter().parse(template):
-        if name is not None:
-            names.add(re.split(r"[.\[]", name, maxsplit=1)[0])
-    return names
+class TemplateError(ValueError):
+    """A template that cannot be filled; the message says why."""
 
 
-def _quote_state(text: str, state: str, escaped: bool) -> tuple[str, bool]:
-    """Shell quote state after `text`: "" (none), "'" or '"'; and a pending backslash."""
-    for ch in text:
-        if escaped:
-            escaped = False
-        elif state == "'":
-            state = "" if ch == "'" else state
-        elif ch == "\\":
-            escaped = True
-        elif state == '"':
-            state = "" if ch == '"' else state
-        elif ch in "'\"":
-            state = ch
-    return state, escaped
+def _field(body: str, pos: int) -> Slot:
+    """The placeholder `{body}` at `pos`: name, conversion and spec, as `str.format` reads."""
+    depth, end = 0, len(body)
+    for k, ch in enumerate(body):
+        depth += (ch == "[") - (ch == "]")
+        if depth == 0 and ch in "!:":
+            end = k
+            break
+    name, rest = body[:end], body[end:]
+    conv: str | None = None
+    if rest.startswith("!"):
+        conv, _, spec = rest[1:].partition(":")
+        if len(conv) != 1 or conv not in "rsa":
+            raise TemplateError(f"{{{body}}}: unknown conversion !{conv}")
+    else:
+        spec = rest[1:]
+    if not name:
+        raise TemplateError("empty placeholder {}")
+    m = _FIELD.fullmatch(name)
+    if not m:
+        raise TemplateError(f"{{{name}}}: a placeholder is a name, optionally indexed like "
+                            "{factors[lr]}; no attributes")
+    if m[2] and m[1] not in _INDEXED:
+        raise TemplateError(f"{{{name}}}: only {{factors[...]}} may be indexed")
+    return Slot(name, spec, conv)
+
+
+def _items(template: str) -> list[Item]:
+    """The template as literal characters and placeholders, each with its offset."""
+    items: list[Item] = []
+    i, n = 0, len(template)
+    while i < n:
+        c = template[i]
+        if c in "{}" and template.startswith(c * 2, i):
+            items.append((i, c))
+            i += 2
+        elif c == "}":
+            raise TemplateError(f"a single `}}` at character {i + 1}; write `}}}}` for one")
+        elif c == "{":
+            j = template.find("}", i)
+            if j < 0:
+                raise TemplateError(f"the `{{` at character {i + 1} is not closed")
+            body = template[i + 1:j]
+            if "{" in body:
+                raise TemplateError(f"{{{body}}}: nested placeholders are not supported")
+            items.append((i, _field(body, i)))
+            i = j + 1
+        else:
+            items.append((i, c))
+            i += 1
+    return items
+
+
+Parsed = tuple[Word, ...] | tuple[str | Slot, ...]
+"""Words (no shell) or the script's pieces (`shell = true`)."""
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(template: str, shell: bool) -> Parsed:
+    """The template parsed once: its grammar depends only on its own text, never on the
+    values, so a matrix of runs parses its template once."""
+    try:
+        items = _items(template)
+        if shell:
+            if not template.strip():
+                raise GrammarError("the command is empty")
+            return scan_shell(items)
+        return split_words(items)
+    except GrammarError as exc:
+        raise TemplateError(str(exc)) from None
+
+
+def _value(slot: Slot, values: Mapping[str, Any], fmt: string.Formatter) -> Any:
+    name = slot.name
+    obj = values[name] if name.isidentifier() else fmt.get_field(name, (), values)[0]
+    if isinstance(obj, Args) and slot.whole and not slot.spec and not slot.conv:
+        args = list(obj)
+    else:
+        if slot.conv:
+            obj = fmt.convert_field(obj, slot.conv)
+        args = [format(obj, slot.spec)]
+    for a in args:
+        if _BAD_VALUE.search(a):
+            raise TemplateError(f"{{{name}}}: its value {a[:40]!r} holds a line break or a "
+                                "NUL, which no argument may")
+    return args if isinstance(obj, Args) and slot.whole else args[0]
 
 
 def _quoted(value: str, state: str) -> str:
     # Inside the template's own quotes a value that cannot end them or expand stays as it
     # is (readable); any other is quoted on its own between a closing and a reopening.
-    if state == '"' and not any(c in value for c in '"\\$`'):
+    if state == '"' and not any(c in value for c in '"\\$`!'):
         return value
     if state == "'" and "'" not in value:
         return value
@@ -92,76 +169,62 @@ def _quoted(value: str, state: str) -> str:
     return f"{state}{q}{state}"
 
 
-class TemplateError(ValueError):
-    """A template that cannot be filled; the message says why."""
-
-
-Piece = tuple[str, str | None, str, str | None, str, str]
-"""One step of a parsed template: the literal text before it, the placeholder's name (None
-after the last one), its format spec and conversion, the shell quote state its value lands
-in, and the error to raise on reaching it ("" for none)."""
-
-
-@functools.lru_cache(maxsize=256)
-def _parsed(template: str) -> tuple[tuple[Piece, ...], str]:
-    """The template's steps and the quote state it ends in, worked out once per template:
-    the quote state depends only on the template's own text, never on the values, so a
-    command per run of a matrix parses its template once. Errors are kept in place, so
-    they are raised in the order filling would meet them."""
-    pieces: list[Piece] = []
-    state, escaped = "", False
-    try:
-        for literal, name, spec, conv in string.Formatter().parse(template):
-            state, escaped = _quote_state(literal, state, escaped)
-            error = ""
-            if name is not None:
-                m = _FIELD.fullmatch(name)
-                if not m:
-                    error = (f"{{{name}}}: a placeholder is a name, optionally indexed like "
-                             "{factors[lr]}; no attributes")
-                elif m[2] and m[1] not in _INDEXED:
-                    error = f"{{{name}}}: only {{factors[...]}} may be indexed"
-                elif spec and "{" in spec:
-                    error = f"{{{name}}}: nested placeholders are not supported"
-                elif escaped:
-                    error = f"{{{name}}} follows a backslash, which would escape its quoting"
-            pieces.append((literal, name, spec or "", conv, state, error))
-            if error:
-                break
-    except ValueError as exc:  # a malformed template, met where parsing reaches it
-        pieces.append(("", None, "", None, state, f"cannot be filled: {exc}"))
-    return tuple(pieces), state
-
-
-def render(template: str, values: Mapping[str, Any]) -> str:
-    """The command with every placeholder filled by its shell-quoted value."""
+def fill(template: str, values: Mapping[str, Any], shell: bool = False) -> tuple[list[str], str]:
+    """The run's argument vector and the command as shown (plan.toml, dry run, status):
+    `shlex.join` of the vector, or the filled script with `shell = true`."""
     fmt = string.Formatter()
-    out: list[str] = []
-    pieces, end = _parsed(template)
     try:
-        for literal, name, spec, conv, state, error in pieces:
-            out.append(literal)
-            if error:
-                raise TemplateError(error)
-            if name is None:
-                continue
-            # A plain name is a look-up (what get_field does for it); `factors[lr]` indexes.
-            obj = values[name] if name.isidentifier() else fmt.get_field(name, (), values)[0]
-            if isinstance(obj, Args) and not spec and not conv and not state:
-                out.append(" ".join(shlex.quote(a) for a in obj))
-                continue
-            if conv:
-                obj = fmt.convert_field(obj, conv)
-            out.append(_quoted(format(obj, spec), state))
+        parsed = _parsed(template, shell)
+        if shell:
+            out: list[str] = []
+            for piece in parsed:
+                if isinstance(piece, str):
+                    out.append(piece)
+                    continue
+                assert isinstance(piece, Slot)
+                v = _value(piece, values, fmt)
+                out.append(" ".join(shlex.quote(a) for a in v) if isinstance(v, list)
+                           else _quoted(v, piece.quote))
+            script = "".join(out)
+            return [*SHELL, script], script
+        argv: list[str] = []
+        for word in parsed:
+            assert isinstance(word, tuple)
+            parts: list[str] = []
+            for part in word:
+                if isinstance(part, str):
+                    parts.append(part)
+                    continue
+                v = _value(part, values, fmt)
+                if isinstance(v, list):  # several arguments, standing as a word of their own
+                    argv.extend(v)
+                    break
+                parts.append(v)
+            else:
+                argv.append("".join(parts))
+        if not argv:
+            raise TemplateError("the command is empty once filled")
+        return argv, shlex.join(argv)
     except TemplateError:
         raise
     except KeyError as exc:
         raise TemplateError(f"placeholder {exc} has no value here") from None
     except (ValueError, TypeError, IndexError, AttributeError) as exc:
         raise TemplateError(f"cannot be filled: {exc}") from None
-    if end:
-        raise TemplateError(f"unbalanced {end} quote")
-    return "".join(out)
+
+
+def display(argv: list[str], shell: bool) -> str:
+    """The command as plan.toml shows it for an argument vector."""
+    return argv[2] if shell else shlex.join(argv)
+
+
+def template_fields(template: str) -> set[str]:
+    """Top-level placeholder names used in a `str.format` template."""
+    names: set[str] = set()
+    for _, name, _, _ in string.Formatter().parse(template):
+        if name is not None:
+            names.add(re.split(r"[.\[]", name, maxsplit=1)[0])
+    return names
 
 
 def _samples(allowed: frozenset[str]) -> dict[str, Any]:
@@ -173,12 +236,15 @@ def _samples(allowed: frozenset[str]) -> dict[str, Any]:
     return values
 
 
-def check_template(template: str, allowed: frozenset[str]) -> str:
-    """The template, if its placeholders are known and it fills without error."""
+def check_template(template: str, allowed: frozenset[str], shell: bool = False) -> str:
+    """The template, if it splits into words (or, with `shell`, every placeholder stands
+    where a plain word stands), its placeholders are known and it fills without error."""
     if len(template) > MAX_TEMPLATE_CHARS:
         raise ValueError(f"longer than {MAX_TEMPLATE_CHARS} characters")
     if "\0" in template:
         raise ValueError("contains a NUL character")
+    if not template.strip():
+        raise ValueError("the command is empty")
     try:
         used = template_fields(template)
     except ValueError as exc:
@@ -190,48 +256,24 @@ def check_template(template: str, allowed: frozenset[str]) -> str:
         raise ValueError(
             f"unknown placeholder {{{unknown[0]}}}; known: " + ", ".join(sorted(allowed))
         )
-    render(template, _samples(allowed))  # a spec like {seed:zz} fails here, not at plan time
+    fill(template, _samples(allowed), shell)  # {seed:zz} fails here, not at plan time
     return template
 
 
-_SHELL_SYNTAX = set("$`*?[~;&|<>()#")
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+class _Commanded(Protocol):
+    @property
+    def command(self) -> str: ...
+    @property
+    def shell(self) -> bool: ...
 
 
-def needs_shell(command: str) -> bool:
-    """Whether the command uses shell syntax (outside quotes, or `$`/backquote or a line
-    continuation inside double quotes); without any it runs as a plain argument vector,
-    which splits exactly as the shell would split it."""
-    state, escaped = "", False
-    for ch in command:
-        if escaped:
-            escaped = False
-            if ch in "\r\n":
-                return True  # a line continuation: shlex and sh read it differently
-            continue
-        if state == "'":
-            state = "" if ch == "'" else state
-        elif ch == "\\":
-            escaped = True
-        elif state == '"':
-            if ch in "$`":
-                return True
-            state = "" if ch == '"' else state
-        elif ch in "'\"":
-            state = ch
-        elif ch in _SHELL_SYNTAX or ch in "\r\n":
-            return True
-    return False
+C = TypeVar("C", bound=_Commanded)
 
 
-def launch_mode(command: str) -> tuple[str, list[str]]:
-    """`("exec", argv)` for a plain command, `("shell", [command])` when it needs a shell."""
-    if needs_shell(command):
-        return "shell", [command]
+def check_command(model: C, allowed: frozenset[str]) -> C:
+    """A model's `command` checked in its `shell` mode (a model validator's body)."""
     try:
-        argv = shlex.split(command)
-    except ValueError:  # unbalanced quotes: let the shell report it in the run's log
-        return "shell", [command]
-    if not argv or _ASSIGNMENT.match(argv[0]):
-        return "shell", [command]
-    return "exec", argv
+        check_template(model.command, allowed, model.shell)
+    except ValueError as exc:
+        raise ValueError(f"@command: {exc}") from None
+    return model

@@ -13,9 +13,10 @@ from planner.spec.measure import MeasureSpec
 from planner.spec.model_size import ModelSize
 from planner.spec.paths import NAME_CHARS, check_root
 from planner.spec.sweeps import VARIANT_NAME, Sweep, expand
-from planner.spec.templates import TRAINING_PLACEHOLDERS, check_template
+from planner.spec.templates import TRAINING_PLACEHOLDERS
+from planner.spec.templates import check_command as _checked
 
-Seed = Annotated[int, Field(ge=-(2**63), lt=2**63)]
+Seed = Annotated[int, Field(ge=-bounds.SEED_LIMIT, lt=bounds.SEED_LIMIT)]
 """A seed: a signed 64-bit integer."""
 MAX_SEEDS = 1000
 MAX_VARIANTS = 1000
@@ -85,11 +86,13 @@ class Robustness(Strict):
     command: str
     """Command for one evaluation; {checkpoint_dir} and {resume} name the trained run's
     checkpoints, other placeholders as for training runs."""
+    shell: bool = False
+    """Run the command with `/bin/sh -c` (pipes, `&&`, redirections, `$VAR`); without it
+    the command is an argument vector started with no shell."""
 
-    @field_validator("command")
-    @classmethod
-    def _template(cls, v: str) -> str:
-        return check_template(v, TRAINING_PLACEHOLDERS)
+    @model_validator(mode="after")
+    def _template(self) -> Self:
+        return _checked(self, TRAINING_PLACEHOLDERS)
 
 
 class Training(Strict):
@@ -123,6 +126,9 @@ class Training(Strict):
     command: str
     """Command for one run, with placeholders such as {run_id}, {seed}, {overrides},
     {factors[name]}, {checkpoint_dir}, {resume}, {micro_batch}, {accumulation}."""
+    shell: bool = False
+    """Run the command with `/bin/sh -c` (pipes, `&&`, redirections, `$VAR`); without it
+    the command is an argument vector started with no shell."""
     checkpoint_root: str = "checkpoints"
     """Folder holding one checkpoint folder per run, named by run id: relative to the
     working directory, or absolute (a data disk); never with `..`."""
@@ -145,10 +151,9 @@ class Training(Strict):
             seen.add(s)
         return v
 
-    @field_validator("command")
-    @classmethod
-    def _template(cls, v: str) -> str:
-        return check_template(v, TRAINING_PLACEHOLDERS)
+    @model_validator(mode="after")
+    def _template(self) -> Self:
+        return _checked(self, TRAINING_PLACEHOLDERS)
 
     @field_validator("checkpoint_root", "export_root")
     @classmethod

@@ -33,9 +33,10 @@ def preset(*, steps: int = 30, seeds: tuple[int, ...] = (0, 1), step_s: float = 
            every: int = 5, cards: int = 2, max_retries: int = 1,
            variants: dict[str, dict[str, str]] | None = None,
            robustness: list[str] | None = None, command: str | None = None,
-           gate: Path | None = None) -> dict[str, Any]:
+           gate: Path | None = None, shell: bool = False) -> dict[str, Any]:
     """A preset dict whose runs are `train.py` (and `evaluate.py` for robustness); with
-    `gate`, no run goes past its first checkpoint until that file exists."""
+    `gate`, no run goes past its first checkpoint until that file exists; with `shell`,
+    the command is a shell script."""
     figure = {"value": 1.0, "source": "entered"}
     memory = {"value": 10.0, "source": "entered"}
     variants = {"lr2": {"lr": "0.2"}} if variants is None else variants
@@ -49,7 +50,7 @@ def preset(*, steps: int = 30, seeds: tuple[int, ...] = (0, 1), step_s: float = 
         "overheads": {"stack_check_hours": 1.0, "startup_minutes": 1.0},
         "ablation": {
             "steps": steps, "seeds": list(seeds), "micro_batch": 4,
-            "max_retries": max_retries, "command": train,
+            "max_retries": max_retries, "command": train, **({"shell": True} if shell else {}),
             "baseline": {"factors": {"lr": "0.1", "crash": "never"}, "step_time_s": figure,
                          "peak_memory_gib": memory},
             "variants": [{"name": n, "changes": c, "step_time_s": figure,

@@ -1,0 +1,158 @@
+"""A per-user cache of plans already read and checked, so a large plan.toml is parsed once.
+
+Reading plan.toml back (TOML parsing and every rule of `plan_rules`) takes seconds for the
+largest plans, and `status` or `run --dry-run` read it each time. Once this planner has
+read and checked the bytes of a plan.toml (or written them), it keeps the checked plan as
+JSON under the SHA-256 of those bytes, in a folder of the user's own (never beside the
+plan, where whoever handed over the plan could have put a forged entry). A later read of
+the same bytes takes it from there; any other bytes are read and checked in full.
+
+The folder is `$CAMPAIGN_PLANNER_CACHE`, else `$XDG_CACHE_HOME/campaign-planner/plans`,
+else `~/.cache/campaign-planner/plans`; `CAMPAIGN_PLANNER_CACHE=off` turns it off. An
+entry is used only from a folder owned by the user and closed to others; a cache that
+cannot be read or written is simply not used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import gc
+import hashlib
+import json
+import os
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from planner.planning.plan import Plan, Run
+
+ENTRIES = 4
+"""Plans kept; the least recently used go first."""
+_FIELDS = frozenset(Run.model_fields)
+_set = object.__setattr__
+
+
+def _run(values: dict[str, Any]) -> Run:
+    """A Run of every field's value, as `constructor(Run)` builds it, without its per-call
+    check of the names (the entry's field list was checked once)."""
+    run = Run.__new__(Run)
+    _set(run, "__dict__", values)
+    _set(run, "__pydantic_fields_set__", set(_FIELDS))
+    _set(run, "__pydantic_extra__", None)
+    _set(run, "__pydantic_private__", None)
+    return run
+
+
+_RULES = ("planning/plan.py", "planning/plan_rules.py", "spec/paths.py", "spec/templates.py",
+          "spec/bounds.py", "spec/base.py", "spec/preset.py")
+
+
+@functools.cache
+def _rules() -> bytes:
+    """The source of the rules a plan is checked by: a planner that checks otherwise uses
+    entries of its own."""
+    root = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for name in _RULES:
+        digest.update((root / name).read_bytes())
+    return digest.digest()
+
+
+def key(raw: bytes) -> str:
+    """The entry's name: the plan's bytes and the rules that checked them."""
+    digest = hashlib.sha256(raw)
+    digest.update(b"\0" + _rules())
+    return digest.hexdigest()
+
+
+def folder() -> Path | None:
+    """The cache folder, or None when the cache is off."""
+    env = os.environ.get("CAMPAIGN_PLANNER_CACHE")
+    if env is not None:
+        return None if env.strip().lower() in ("", "off", "0", "no") else Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "campaign-planner" / "plans"
+
+
+def _private(path: Path) -> bool:
+    """Owned by this user, no link, closed to group and others."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return st.st_uid == os.getuid() and not stat.S_ISLNK(st.st_mode) \
+        and not st.st_mode & 0o077
+
+
+def load(raw: bytes) -> Plan | None:
+    """The checked plan of these bytes, when this planner has seen them."""
+    where = folder()
+    if where is None or not _private(where):
+        return None
+    path = where / f"{key(raw)}.json"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != os.getuid() or st.st_mode & 0o077:
+            return None
+        with os.fdopen(fd, "rb") as fh:
+            fd = -1
+            raw_entry = fh.read()
+        os.utime(path)  # recently used
+        # Millions of containers, all kept: a collector pass over them would free nothing.
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return _construct(json.loads(raw_entry))
+        finally:
+            if enabled:
+                gc.enable()
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _construct(data: dict[str, Any]) -> Plan:
+    # Checked when the entry was made: the small parts are validated again (cheap), the
+    # runs, one row of values each in the fields' order, built directly as planning does.
+    fields = list(Run.model_fields)
+    if data["fields"] != fields:
+        raise ValueError("an entry of other fields")
+    runs = [_run(dict(zip(fields, row, strict=True))) for row in data["runs"]]
+    head = Plan.model_validate({**data["plan"], "runs": []})
+    return head.model_copy(update={"runs": runs})
+
+
+def store(raw: bytes, plan: Plan) -> None:
+    """Keep `plan` as the checked reading of `raw`; never fails the command."""
+    where = folder()
+    if where is None:
+        return
+    with contextlib.suppress(OSError):
+        where.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not _private(where):
+            return
+        dump = plan.model_dump(mode="json")
+        fields = list(Run.model_fields)
+        rows = [[r[f] for f in fields] for r in dump.pop("runs")]
+        text = json.dumps({"plan": dump, "fields": fields, "runs": rows},
+                          separators=(",", ":"))
+        fd, tmp = tempfile.mkstemp(dir=where, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, where / f"{key(raw)}.json")
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        entries = sorted(where.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in entries[ENTRIES:]:
+            old.unlink(missing_ok=True)

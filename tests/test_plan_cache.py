@@ -1,0 +1,94 @@
+"""The cache of checked plans: the same bytes read back give the same plan as a full read;
+other bytes are read and checked in full; an entry anyone else could have written is not
+used."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from planner.cli.main import main
+from planner.errors import InputError
+from planner.planning import plan_cache
+from planner.planning.export import read_plan
+from tests.run_fixtures import harness as h
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    where = tmp_path / "cache"
+    monkeypatch.setenv("CAMPAIGN_PLANNER_CACHE", str(where))
+    return where
+
+
+def _entry(cache: Path, plan_path: Path) -> Path:
+    return cache / f"{plan_cache.key(plan_path.read_bytes())}.json"
+
+
+def test_a_planned_plan_is_read_back_from_the_cache_as_a_full_read_gives_it(
+        tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plan_path = h.make_plan(tmp_path / "p", h.preset(seeds=(0, 1)))
+    entry = _entry(cache, plan_path)
+    assert entry.exists() and entry.stat().st_mode & 0o777 == 0o600
+    assert cache.stat().st_mode & 0o777 == 0o700
+    cached = read_plan(plan_path)
+    monkeypatch.setenv("CAMPAIGN_PLANNER_CACHE", "off")
+    assert read_plan(plan_path) == cached
+
+
+def test_an_edited_plan_is_read_in_full_and_refused(tmp_path: Path, cache: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    plan_path = h.make_plan(tmp_path / "p", h.preset(seeds=(0,)))
+    text = plan_path.read_text()
+    plan_path.write_text(text.replace('[campaign]\nid = "', '[campaign]\nid = "x\\n', 1))
+    assert main(["status", str(plan_path)]) == 2
+    assert "campaign.id" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("how", ["folder-open", "entry-open", "entry-link"])
+def test_an_entry_others_could_have_written_is_not_used(tmp_path: Path, cache: Path,
+                                                        how: str) -> None:
+    plan_path = h.make_plan(tmp_path / "p", h.preset(seeds=(0,)))
+    entry = _entry(cache, plan_path)
+    forged = json.loads(entry.read_text())
+    row = forged["runs"][0]
+    row[forged["fields"].index("argv")] = ["sh", "-c", "touch MARKER"]
+    row[forged["fields"].index("command")] = "sh -c 'touch MARKER'"
+    if how == "entry-link":
+        other = tmp_path / "forged.json"
+        other.write_text(json.dumps(forged))
+        other.chmod(0o600)
+        entry.unlink()
+        entry.symlink_to(other)
+    else:
+        entry.write_text(json.dumps(forged))
+        if how == "folder-open":
+            cache.chmod(0o777)
+        else:
+            entry.chmod(0o644)
+    assert read_plan(plan_path).runs[0].argv[1:3] != ["-c", "touch MARKER"]
+
+
+def test_a_cache_that_cannot_be_written_does_not_fail_the_command(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("CAMPAIGN_PLANNER_CACHE", str(blocker / "cache"))
+    plan_path = h.make_plan(tmp_path / "p", h.preset(seeds=(0,)))
+    assert read_plan(plan_path).runs
+
+
+def test_the_cache_keeps_a_few_plans(tmp_path: Path, cache: Path) -> None:
+    for seed in range(plan_cache.ENTRIES + 2):
+        h.make_plan(tmp_path / f"p{seed}", h.preset(seeds=(seed,)))
+    assert len(list(cache.glob("*.json"))) == plan_cache.ENTRIES
+    assert not list(cache.glob(".tmp-*"))
+
+
+def test_a_missing_plan_is_still_one_line(tmp_path: Path, cache: Path) -> None:
+    with pytest.raises(InputError, match="file not found"):
+        read_plan(tmp_path / "nowhere.toml")
+    assert not os.path.exists(cache) or not list(cache.iterdir())
