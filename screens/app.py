@@ -87,9 +87,6 @@ class PlannerApp(App[None]):
         # Function keys switch screens even while a text field has focus.
         *(Binding(f"f{i + 2}", f"goto('{mode}')", title, show=False, priority=True)
           for i, (_, mode, title) in enumerate(SCREENS)),
-        # Advise is reached by key and palette; the navigation bar keeps to 80 columns.
-        Binding("7", "goto('advise')", "Advise", show=False),
-        Binding("f8", "goto('advise')", "Advise", show=False, priority=True),
         Binding("f1,question_mark", "help", "Help"),
         Binding("ctrl+z", "undo", "Undo"),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
@@ -263,9 +260,12 @@ class PlannerApp(App[None]):
         for key, mode, title in SCREENS:
             yield SystemCommand(f"Go to {title}", f"Show the {title} screen (key {key})",
                                 lambda m=mode: self.switch_mode(m))
-        yield SystemCommand("Go to Advise", "The cheapest card × count × window that fits the "
-                            "campaign; Enter adopts one (key 7)",
-                            lambda: self.switch_mode("advise"))
+        adopt = getattr(screen, "adopt_highlighted", None)
+        yield SystemCommand("Adopt the highlighted order (Advise)",
+                            "Plan on the card × count × window highlighted in Advise (Enter "
+                            "there)" if adopt else "Show Advise, whose Enter adopts the "
+                            "highlighted order (key 7)",
+                            adopt or (lambda: self.switch_mode("advise")))
         yield SystemCommand("Help", "Keys and screens explained (F1)", self.action_help)
         yield SystemCommand("Undo", "Go back to the preset before the last edit (ctrl+z)",
                             self.action_undo)

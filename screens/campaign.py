@@ -57,6 +57,17 @@ def _rows() -> list[FieldRow]:
     ]
 
 
+class Choice(RadioButton):
+    """A radio button whose dot is drawn only when chosen: the choice reads at a glance,
+    in any colours (a plain RadioButton draws the dot on every button)."""
+
+    BUTTON_INNER = " "
+
+    def watch_value(self) -> None:
+        self.BUTTON_INNER = "●" if self.value else " "
+        super().watch_value()
+
+
 class CampaignScreen(PlannerScreen):
     """Pick the window, the number of cards, the card model and the campaign kind."""
 
@@ -74,8 +85,8 @@ class CampaignScreen(PlannerScreen):
     def body(self) -> ComposeResult:
         with Horizontal(id="window-row"):
             yield Label("Window", classes="title")
-            yield RadioSet(*(RadioButton(f"{d} days") for d in WINDOWS),
-                           RadioButton("custom hours"), id="window", compact=True)
+            yield RadioSet(*(Choice(f"{d} days") for d in WINDOWS),
+                           Choice("custom hours"), id="window", compact=True)
         with Grid(id="campaign-grid"):
             yield from _rows()
         yield Label("Card model: Enter or click (figures scale from the card they were "

@@ -24,7 +24,7 @@ from screens import state
 from screens.base import PlannerScreen
 from screens.confirm import Confirm
 from screens.state import Workspace
-from screens.widgets.form import FieldRow, help_of
+from screens.widgets.form import FieldRow, WrapRow, help_of
 
 FILES = ("plan.toml", "order.toml")
 """What `w` writes."""
@@ -48,24 +48,27 @@ class ExportScreen(PlannerScreen):
             yield FieldRow("Contact name", "contact.name", state.parse_text,
                            placeholder="empty: draft order")
             yield FieldRow("Contact email", "contact.email", state.parse_text,
-                           placeholder="name@example.org")
+                           placeholder="empty: no email")
             yield FieldRow("OS image", "order.image", state.parse_text,
                            tooltip=help_of(o, "image"))
             yield FieldRow("CUDA", "order.cuda", state.parse_text, tooltip=help_of(o, "cuda"))
             yield FieldRow("PyTorch", "order.pytorch", state.parse_text,
                            tooltip=help_of(o, "pytorch"))
-            yield FieldRow("Packages", "order.packages", state.parse_words,
-                           tooltip=help_of(o, "packages"))
+            # A list of packages outgrows its field: it wraps onto more lines, never cut.
+            yield WrapRow("Packages", "order.packages", state.parse_words,
+                          tooltip=help_of(o, "packages"))
         with Horizontal(id="write-row"):
-            yield FieldRow("Folder", "export.folder", state.parse_text,
-                           tooltip="Folder receiving plan.toml and order.toml")
+            # Enter writes and the focus stays: what is typed next is text, not keys.
+            yield FieldRow("Folder", "export.folder", state.parse_text, advance=False,
+                           tooltip="Folder receiving plan.toml and order.toml; Enter "
+                                   "writes them")
             yield Button("Write files (w)", id="write", variant="primary", compact=True)
         yield Static("", id="export-message", classes="message", markup=False)
         with TabbedContent(id="preview"):
             for name in (*FILES, REPORT):
                 with TabPane(name, id=f"tab-{name.split('.')[0]}"):
                     yield TextArea("", read_only=True, id=f"text-{name.split('.')[0]}",
-                                   soft_wrap=False, show_line_numbers=False)
+                                   soft_wrap=True, show_line_numbers=False)
 
     def show(self, ws: Workspace) -> None:
         spec = ws.preset.order

@@ -17,6 +17,7 @@ from screens.base import PlannerScreen
 from screens.state import Workspace
 from screens.text import cost, hours, runs_fit
 from screens.widgets.gantt import Timeline
+from screens.widgets.gantt_draw import describe, legend
 from screens.widgets.matrix import MatrixTable
 from screens.widgets.membar import MemoryBars
 from screens.widgets.onepass import OnePassScroll
@@ -116,6 +117,8 @@ class FitScreen(PlannerScreen):
             yield Label("Timeline: runs on each card; ░ reserved hours; ┃ the window's end",
                         classes="section", id="timeline-title")
             yield Timeline(id="timeline")
+            yield Static("", id="timeline-legend", classes="hint", markup=False)
+            yield Static("", id="timeline-cursor", markup=False)
             yield Label("Memory: peak per configuration against the card", classes="section",
                         id="memory")
             yield MemoryBars(id="bars")
@@ -132,7 +135,11 @@ class FitScreen(PlannerScreen):
         plan = ws.plan
         self._text("#top", figures(plan))
         self._table(plan)
-        self.query_one(Timeline).show(plan)
+        timeline = self.query_one(Timeline)
+        timeline.show(plan)
+        self._text("#timeline-legend", legend(plan))
+        # In the same frame as the plan, not a message later: one frame per edit.
+        self._cursor(timeline)
         # An embedding campaign has no configurations, so no memory bars: no section.
         bars = bool(plan.assumptions.figures)
         if self.query_one(MemoryBars).display != bars:
@@ -169,5 +176,20 @@ class FitScreen(PlannerScreen):
         return True
 
     def action_jump(self, where: str) -> None:
-        """Scroll to a section."""
+        """Scroll to a section (the timeline takes the focus, for its keys)."""
+        if where == "timeline":
+            self.query_one("#timeline-title").scroll_visible(top=True, animate=False)
+            self.query_one(Timeline).focus(scroll_visible=False)
+            return
         self.query_one(f"#{where}").scroll_visible(top=True, animate=False)
+
+    def on_timeline_moved(self, message: Timeline.Moved) -> None:
+        self._cursor(message.timeline)
+
+    def _cursor(self, timeline: Timeline) -> None:
+        """The run under the timeline's cursor, and the timeline's keys."""
+        run = timeline.cursor_run()
+        keys = ("+/− zoom · [ ] pan · ←→ runs · ↑↓ cards · 0 whole window"
+                if timeline.has_focus else "t: zoom, pan and a cursor on the runs")
+        self._text("#timeline-cursor", (describe(timeline.plan, run) + "\n"
+                                        if run and timeline.plan else "") + keys)

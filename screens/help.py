@@ -34,15 +34,18 @@ SCREENS = (
                  "Enter in the folder) to write plan.toml and order.toml (asks before "
                  "overwriting)"),
     ("7 Advise", "every card model × count × window planned; the orders that meet the goal, "
-                 "cheapest first; Enter adopts the selected one (F8 in fields)"),
+                 "cheapest first, with the frontier and the closest orders; Enter (in a field "
+                 "too), the Adopt button or the palette's Adopt plans on the highlighted one"),
 )
 
 KEYS = (
-    ("1–7", "switch screens (or click the bar at the top for 1–6; F2–F8 work in fields)"),
+    ("1–7", "switch screens (or click the bar at the top; F2–F8 work in fields)"),
     ("Tab", "next field; *Escape* leaves a field so single keys work again"),
     ("ctrl+z", "undo the last edit"),
     ("ctrl+p", "command palette: open a shipped preset, change window or card, go to a "
-               "screen"),
+               "screen, adopt the order highlighted in Advise"),
+    ("t on Fit", "the timeline: *+*/*−* zoom, *[* *]* pan, arrows move the cursor from run to "
+                 "run (its id, hours and figures below), *0* the whole window"),
     ("F1 or ?", "this help; *Escape* closes it"),
     ("ctrl+q", "quit (asks first when edits were not written)"),
 )

@@ -24,6 +24,7 @@ from screens import state
 from screens.base import PlannerScreen
 from screens.state import Workspace
 from screens.widgets.form import FieldRow
+from screens.widgets.sources import shorten
 from screens.widgets.tables import fill
 
 INTRO = ("Measures each configuration's step time and peak memory with the preset's "
@@ -95,6 +96,7 @@ class MeasureScreen(PlannerScreen):
         yield Static("", id="measure-message", classes="message", markup=False)
         yield Label("Figures the plan uses", classes="section")
         yield DataTable(id="results", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="results-legend", classes="hint", markup=False)
 
     def show(self, ws: Workspace) -> None:
         intro = INTRO if ws.preset.embedding is None else INTRO_EMBEDDING
@@ -105,15 +107,24 @@ class MeasureScreen(PlannerScreen):
                      "to measure (planning needs no torch)."))
         table = self.query_one("#results", DataTable)
         a = ws.plan.assumptions
-        rows = [[f.config, f"{f.step_time_s.value:.3g}", f.step_time_s.label(),
-                 f"{f.peak_memory_gib.value:.3g}", f.peak_memory_gib.label()] for f in a.figures]
         t = a.throughput_tokens_per_s
-        if rows or t is None:
+        # Sources too long for the width are shortened to their kind and a mark, in full
+        # in the legend under the table.
+        if a.figures or t is None:
+            name = max([13, *(len(f.config) for f in a.figures)])
+            room = (self.size.width or 80) - 4 - name - 6 - 8 - 5 * 2
+            short, legend = shorten([x for f in a.figures for x in (
+                f.step_time_s.label(), f.peak_memory_gib.label())], room // 2)
+            rows = [[f.config, f"{f.step_time_s.value:.3g}", short[f.step_time_s.label()],
+                     f"{f.peak_memory_gib.value:.3g}", short[f.peak_memory_gib.label()]]
+                    for f in a.figures]
             fill(table, ["configuration", "step s", "source", "peak GiB", "source "], rows)
         else:
             # An embedding campaign has one figure: the tokens a card embeds per second.
+            short, legend = shorten([t.label()], (self.size.width or 80) - 4 - 20 - 17 - 6)
             fill(table, ["figure", "tokens/s per card", "source"],
-                 [["embedding throughput", f"{t.value:,.0f}", t.label()]])
+                 [["embedding throughput", f"{t.value:,.0f}", short[t.label()]]])
+        self.query_one("#results-legend", Static).update("\n".join(legend))
 
     def edited(self, path: str, value: object) -> None:
         self.steps = value if isinstance(value, int) else None

@@ -199,11 +199,12 @@ async def test_fields_out_of_focus_show_the_start_of_their_value() -> None:
     async with app.run_test(size=SMALL) as pilot:
         await pilot.press("6")
         await pilot.pause()
-        field = app.screen.query_one("#f-order-packages Input", Input)
-        assert len(field.value) > field.content_size.width  # longer than it shows
-        assert field.cursor_position == 0
+        field = app.screen.query_one("#f-order-image Input", Input)
         field.focus()
         await pilot.pause()
+        field.value = "ubuntu-22.04-with-a-name-far-longer-than-the-field-it-is-typed-in"
+        await pilot.pause()
+        assert len(field.value) > field.content_size.width  # longer than it shows
         field.cursor_position = len(field.value)
         await pilot.press("tab")
         await pilot.pause()

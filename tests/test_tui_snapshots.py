@@ -203,3 +203,40 @@ def test_advise_small(snap_compare: Any) -> None:
     """Advise at 80×24: the orders that fit ablation-7d, fewest card-hours first (no price
     known), the first one selected."""
     assert snap_compare(make_app(), terminal_size=SMALL, run_before=_advise)
+
+
+def test_advise_big(snap_compare: Any) -> None:
+    """Advise at 120×36: every column of the headless table, as many rows as fit, the
+    Adopt row and the legend in the first view."""
+    assert snap_compare(make_app(), terminal_size=BIG, run_before=_advise)
+
+
+async def _advise_frontier(pilot: Any) -> None:
+    await _advise(pilot)
+    await pilot.press("f")
+    await still(pilot)
+
+
+def test_advise_frontier_small(snap_compare: Any) -> None:
+    """Advise at 80×24 after `f`: the smallest count per card and window, and the closest
+    orders with what they would need."""
+    assert snap_compare(make_app(), terminal_size=SMALL, run_before=_advise_frontier)
+
+
+def test_measure_big(snap_compare: Any) -> None:
+    """Measure at 120×36, idle: the figures in use, the key that starts it."""
+    app = make_app(measure=fake_measure(RuntimeError("unused")))
+    assert snap_compare(app, press=["4"], terminal_size=BIG, run_before=still)
+
+
+async def _timeline_zoomed(pilot: Any) -> None:
+    pilot.app.edit("campaign", cards=8)
+    await pilot.press("3", "t", "plus", "plus", "right")
+    await still(pilot)
+
+
+def test_fit_timeline_30_days_8_cards_zoomed_small(snap_compare: Any) -> None:
+    """30 days × 8 cards at 80×24, the timeline zoomed in twice, the cursor on a run: its
+    id, hours and figures under the legend of codes."""
+    assert snap_compare(make_app("ablation-30d"), terminal_size=SMALL,
+                        run_before=_timeline_zoomed)

@@ -169,10 +169,11 @@ def render(preset: Preset, rows: list[CardComparison]) -> str:
                                                    if c.step_time_range else "")),
         ):
             cols = [max(11, len(r.card), *(len(cell(c)) for c in r.configs)) for r in planned]
-            lines += ["", title, f"  {'config':<{width}} " + " ".join(
+            # Two spaces between cards: a cell with its range never runs into the next.
+            lines += ["", title, f"  {'config':<{width}} " + "  ".join(
                 f"{r.card:>{w}}" for r, w in zip(planned, cols, strict=True))]
             for i, name in enumerate(names):
-                lines.append(f"  {name:<{width}} " + " ".join(
+                lines.append(f"  {name:<{width}} " + "  ".join(
                     f"{cell(r.configs[i]):>{w}}" for r, w in zip(planned, cols, strict=True)))
     lines += ["", f"Estimates planned on the {rows[0].estimate if rows else 'cautious'} end "
               "(--estimate typical|cautious)", "", "Provenance"]

@@ -89,12 +89,38 @@ def shortfalls(cells: list[FrontierCell]) -> list[str]:
     return out
 
 
+def plural(n: int, word: str) -> str:
+    """`1 order`, `2 orders`."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def span(values: list[int]) -> str:
+    """`4`, `1–8` or `1, 2, 4`."""
+    if len(values) > 2 and values == list(range(values[0], values[-1] + 1)):
+        return f"{values[0]}–{values[-1]}"
+    return ", ".join(map(str, values))
+
+
+def searched(adv: Advice) -> int:
+    """Orders the search went through: those planned, those the planner refused, and
+    those of the cards left out for memory (the count a progress line shows)."""
+    return (adv.planned + len(adv.skipped)
+            + len(adv.left_out) * len(adv.counts) * len(adv.windows))
+
+
+def headline(adv: Advice) -> str:
+    """What was searched: `264 of 312 orders planned — 11 card models × …`."""
+    total = searched(adv)
+    planned = (plural(adv.planned, "order") if total == adv.planned
+               else f"{adv.planned} of {plural(total, 'order')}")
+    return (f"{adv.campaign}: {planned} planned — {plural(len(adv.cards), 'card model')} × "
+            f"{'count' if len(adv.counts) == 1 else 'counts'} {span(adv.counts)} × "
+            f"{span(adv.windows)} {'day' if adv.windows == [1] else 'days'}; goal: {adv.goal}")
+
+
 def render(adv: Advice, top: int = 10) -> str:
     """The advice as text."""
-    counts = (f"{adv.counts[0]}–{adv.counts[-1]}" if adv.counts == list(
-        range(adv.counts[0], adv.counts[-1] + 1)) else ", ".join(map(str, adv.counts)))
-    lines = [f"{adv.campaign}: {adv.planned} orders planned — {len(adv.cards)} card models × "
-             f"counts {counts} × {', '.join(map(str, adv.windows))} days; goal: {adv.goal}"]
+    lines = [headline(adv)]
     if adv.left_out:
         lines += wrap("Left out (memory; name them in --cards to plan them anyway): "
                       + "; ".join(adv.left_out))
@@ -104,13 +130,17 @@ def render(adv: Advice, top: int = 10) -> str:
                      "have no price")
     lines.append("")
     if adv.options:
-        lines += wrap(f"{len(adv.options)} orders meet the goal; ranked {adv.ranking_note}")
+        lines += wrap(f"{plural(len(adv.options), 'order')} "
+                      f"{'meets' if len(adv.options) == 1 else 'meet'} the goal; ranked "
+                      f"{adv.ranking_note}")
         lines += wrap("  card-h: card-hours bought; 1st set: hour the first complete seed set "
                       "ends; idle: idle card-hours; left: hours before the usable window "
                       "closes; headroom: smallest memory headroom, GiB", "  ")
         lines.append(HEAD)
         for i, o in enumerate(adv.options[:top], 1):
             lines.append(row(i, o, (o.card, o.cards, o.window_days) == adv.current))
+        if adv.current in {(o.card, o.cards, o.window_days) for o in adv.options[:top]}:
+            lines.append("  ●: the preset's own order")
         if len(adv.options) > top:
             lines.append(f"  … {len(adv.options) - top} more (--top N lists more, --json all)")
         best = adv.options[0]

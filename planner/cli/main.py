@@ -44,7 +44,7 @@ def plan_parser() -> argparse.ArgumentParser:
                         "default: ablation-7d")
     p.add_argument("--out", metavar="DIR", help="write DIR/plan.toml and DIR/order.toml")
     p.add_argument("--force", action="store_true", help="overwrite existing plan files")
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--json", action="store_true", help="print the summary and the runs as JSON")
     p.add_argument("--catalog", metavar="FILE",
                    help="your own card catalog (adds cards, or prices shipped ones)")
     p.add_argument("--created", metavar="ISO8601",
@@ -128,7 +128,8 @@ def cmd_plan(argv: Sequence[str]) -> int:
     written = write_exports(args.out, plan, order, force=args.force, extra=extra) \
         if args.out else []
     if args.json:
-        doc = plan.model_dump(mode="json", exclude={"runs", "assumptions"})
+        # The summary and every run, as plan.toml lists them (the figures stay in the file).
+        doc = plan.model_dump(mode="json", exclude={"assumptions"})
         doc["order"] = order.model_dump(mode="json")
         doc["overrides"] = plan.assumptions.overrides
         doc["written"] = [str(p) for p in written]
@@ -251,13 +252,21 @@ def console() -> int:
     and, in its own process, ends without the interpreter's teardown (`planner.cli.lean`).
     Only the headless plan does: other commands and the terminal UI start
     processes (runs, measurements) that inherit the environment, and importing `planner` as
-    a library changes nothing.
+    a library changes nothing. The terminal UI's process, too, ends without the teardown
+    (unless a thread of it still runs).
     """
     argv = sys.argv[1:]
     if argv and argv[0] not in COMMANDS and "--tui" not in argv:
         from planner.cli.lean import end_process, lean_process
 
         lean_process()
+        return end_process(main(argv))
+    if not argv or "--tui" in argv:
+        # The terminal UI, once quit, ends without the interpreter's teardown too: freeing
+        # a large plan's objects one by one kept a blank screen up for a good part of a
+        # second after the key. Its environment is left as it was (see above).
+        from planner.cli.lean import end_process
+
         return end_process(main(argv))
     return main(argv)
 

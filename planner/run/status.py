@@ -172,6 +172,13 @@ def _hh(h: float | None) -> str:
     return "—" if h is None else f"{h:.1f}"
 
 
+def _actual(start: float | None, end: float | None) -> str:
+    """`  3.0–12.5`, `  3.0–` while it runs, `—` before it starts."""
+    if start is None:
+        return f"{'—':>6}"
+    return f"{_hh(start):>6}–{'' if end is None else _hh(end)}"
+
+
 def render(s: dict[str, Any]) -> str:
     """The status for a person."""
     counts = " · ".join(f"{n} {g}" for g, n in s["counts"].items())
@@ -210,6 +217,6 @@ def render(s: dict[str, Any]) -> str:
         lines.append(
             f"  {r['id']:<{width}}  {state:<11} {r['attempts']:>5}  "
             f"{_hh(r['planned_start_h']):>6}–{_hh(r['planned_end_h']):<6}  "
-            f"{_hh(r['actual_start_h']):>6}–{_hh(r['actual_end_h']):<6}  "
+            f"{_actual(r['actual_start_h'], r['actual_end_h']):<13}  "
             f"{span(r['planned_s']):<25}  {span(r['actual_s']) if r['actual_s'] else '—'}{code}")
     return "\n".join(lines)

@@ -58,8 +58,11 @@ class FieldRow(Horizontal):
             self.message = message
 
     def __init__(self, label: str, path: str, parse: Callable[[str], Any], value: str = "",
-                 *, tooltip: str = "", placeholder: str = "") -> None:
+                 *, tooltip: str = "", placeholder: str = "", advance: bool = True) -> None:
+        """`advance`: Enter moves the focus on to the next widget; without it the focus
+        stays, for a field whose Enter acts (writes, adopts) and is typed in again."""
         super().__init__(id=_dom_id(path))
+        self.advance = advance
         self.label = label
         self.path = path
         self.parse = parse
@@ -99,7 +102,8 @@ class FieldRow(Horizontal):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         self.post_message(self.Submitted(self, self.path))
-        self.screen.focus_next()
+        if self.advance:
+            self.screen.focus_next()
 
     def on_input_blurred(self, event: Input.Blurred) -> None:
         # Out of focus, a long value shows its start, not the end typed last.

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from rich.text import Span, Text
 
-from planner.planning.plan import Plan
+from planner.planning.plan import ConfigFigures, Plan
 from screens.widgets.lines import Line, Lines
+from screens.widgets.sources import shorten
+
+
+def _span(f: ConfigFigures) -> str:
+    """A step time's range, when it has one: ` (3.56–4.31 s)`."""
+    span = f.step_time_s.span()
+    return f" ({span} s)" if span else ""
 
 
 def prepare(plan: Plan, width: int) -> tuple[int, Line]:
@@ -29,10 +38,19 @@ def prepare(plan: Plan, width: int) -> tuple[int, Line]:
     cell_w = max(3, *(len(f"s{x}") + 1 for x in seeds))
     head = (f"{'variant':<{name_w}} " + "".join(f"{f's{x}':^{cell_w}}" for x in seeds)
             + f" {'done':>5}  {'mb×acc':>7}  {'step s':>6}  source")
+    # A source too long for the line is shortened to its kind and a mark, in full below.
+    before = name_w + 1 + cell_w * len(seeds) + 25
+    spans = max(len(_span(f)) for f in figs.values()) if figs else 0
+    short, legend = shorten((f.step_time_s.label() for f in figs.values()),
+                            width - before - spans)
+    legend = [piece for text in legend for piece in textwrap.wrap(
+        text, max(20, width - 1), subsequent_indent="  ")]
 
     def line(y: int) -> Text:
         if y == 0:
             return Text(head.ljust(width), style="bold reverse")
+        if y > len(table):
+            return Text(legend[y - len(table) - 1], style="dim")
         row = table[y - 1]
         f = figs[row.variant]
         done = set(row.complete_seeds)
@@ -47,15 +65,14 @@ def prepare(plan: Plan, width: int) -> tuple[int, Line]:
             parts.append(cell)
             at += len(cell)
         parts.append(f" {len(done):>2}/{len(seeds):<2}  {f.micro_batch:>3}×{f.accumulation:<3}  "
-                     f"{f.step_time_s.value:>6.3g}  {f.step_time_s.label()}"
-                     + (f" ({f.step_time_s.span()} s)" if f.step_time_s.span() else ""))
+                     f"{f.step_time_s.value:>6.3g}  {short[f.step_time_s.label()]}{_span(f)}")
         if not f.fits:
             at += len(parts[-1])
             parts.append("  too big for the card")
             spans.append(Span(at, at + len(parts[-1]), "red"))
         return Text("".join(parts), spans=spans)
 
-    return len(table) + 1, line
+    return len(table) + 1 + len(legend), line
 
 
 def draw(plan: Plan, width: int) -> list[Text]:

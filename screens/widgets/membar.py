@@ -3,10 +3,13 @@ marked, with the figure's provenance."""
 
 from __future__ import annotations
 
+import textwrap
+
 from rich.text import Text
 
 from planner.planning.plan import ConfigFigures, Plan
 from screens.widgets.lines import Lines
+from screens.widgets.sources import shorten
 
 
 def bar(fig: ConfigFigures, top_gib: float, budget_gib: float, width: int) -> Text:
@@ -33,14 +36,35 @@ def bar(fig: ConfigFigures, top_gib: float, budget_gib: float, width: int) -> Te
     return out
 
 
-def describe(fig: ConfigFigures) -> str:
-    """Peak as planned, the reduction if any, and where the figure came from."""
+def peak(fig: ConfigFigures) -> str:
+    """Peak as planned and the reduction, if any."""
     text = f"{fig.planned_peak_gib:5.1f} GiB"
     if fig.planned_peak_gib != fig.peak_memory_gib.value:
         text += f" at mb {fig.micro_batch} ({fig.peak_memory_gib.value:g} before)"
     if not fig.fits:
         text += " ✗ too big"
-    return f"{text}  {fig.peak_memory_gib.label()}"
+    return text
+
+
+def describe(fig: ConfigFigures) -> str:
+    """Peak as planned, the reduction if any, and where the figure came from."""
+    return f"{peak(fig)}  {fig.peak_memory_gib.label()}"
+
+
+def _widths(plan: Plan, width: int) -> tuple[int, int]:
+    name_w = _name_w(plan)
+    return name_w, max(10, min(40, width - name_w - 44))
+
+
+def sources(plan: Plan, width: int) -> tuple[dict[str, str], list[str]]:
+    """Each figure's source as shown (shortened to its kind and a mark when the line has
+    no room for it), and the legend lines giving the shortened ones in full."""
+    name_w, bar_w = _widths(plan, width)
+    figs = plan.assumptions.figures
+    room = width - name_w - bar_w - 4 - max(len(peak(f)) for f in figs)
+    short, legend = shorten((f.peak_memory_gib.label() for f in figs), room)
+    return short, [piece for text in legend for piece in textwrap.wrap(
+        text, max(20, width - name_w - 1), subsequent_indent="  ")]
 
 
 def draw(plan: Plan, width: int) -> list[Text]:
@@ -49,17 +73,18 @@ def draw(plan: Plan, width: int) -> list[Text]:
     if not a.figures:
         return [Text("No per-configuration memory figures for this kind of campaign.",
                      style="italic")]
-    name_w = _name_w(plan)
-    bar_w = max(10, min(40, width - name_w - 44))
+    name_w, bar_w = _widths(plan, width)
     top = max(a.card_memory_gib, *(f.peak_memory_gib.value for f in a.figures))
+    short, marks = sources(plan, width)
     lines = []
     for fig in a.figures:
         line = Text(f"{fig.config:<{name_w}.{name_w}} ")
         line.append_text(bar(fig, top, a.memory_budget_gib, bar_w))
-        line.append(f" {describe(fig)}")
+        line.append(f" {peak(fig)}  {short[fig.peak_memory_gib.label()]}")
         lines.append(line)
     pad = " " * (name_w + 1)
-    lines += [Text(pad + part, style="grey62") for part in legend(plan, name_w, width)]
+    lines += [Text(pad + part, style="grey62") for part in [*legend(plan, name_w, width),
+                                                             *marks]]
     return lines
 
 
@@ -83,7 +108,9 @@ def _name_w(plan: Plan) -> int:
 def count(plan: Plan, width: int) -> int:
     """Lines `draw` makes: a bar per configuration and the legend."""
     figs = plan.assumptions.figures
-    return len(figs) + len(legend(plan, _name_w(plan), width)) if figs else 1
+    if not figs:
+        return 1
+    return len(figs) + len(legend(plan, _name_w(plan), width)) + len(sources(plan, width)[1])
 
 
 class MemoryBars(Lines):
