@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -12,6 +13,7 @@ from planner.figures import measured
 from planner.figures.analytic_tier import disagreements
 from planner.figures.estimates import DEFAULT_ESTIMATE, entered_configs, figures_on
 from planner.planning import discipline
+from planner.planning.capacity_search import training_capacity
 from planner.planning.packing import Job, Packing, Solver, pack
 from planner.planning.packing_why import Reasons, jobs_of
 from planner.planning.plan import (
@@ -229,7 +231,7 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
                   created: datetime | None = None, source: str | None = None,
                   corpus: Layout | None = None,
                   estimate: Estimate = DEFAULT_ESTIMATE, solver: Solver = "fast",
-                  time_limit_s: float = 5.0) -> Plan:
+                  time_limit_s: float = 5.0, extra_variants: bool = True) -> Plan:
     """Plan a campaign: validate it against the catalog, order its runs information-first,
     place them on the cards inside the usable window, and sum up what fits.
 
@@ -239,7 +241,9 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     another card are derived from their anchor (`planner.figures.estimates.figures_on`); `estimate`
     picks the end of their range planned on (`cautious`: the slow end). `solver`: the fast
     packer, or `cp-sat` (the `solve` extra) for a proven optimum within `time_limit_s`
-    (see `planner.planning.packing` for the objective). Raises InputError on bad input.
+    (see `planner.planning.packing` for the objective). `extra_variants`: whether the
+    capacity counts the variants that would fit beside the asked seeds (`advise` ranks
+    hundreds of orders without them). Raises InputError on bad input.
     """
     card, warnings = check(preset, catalog, source)
     budget_note = ""
@@ -307,13 +311,20 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     # Configurations that do not fit memory never reach the packer (their jobs last
     # forever), and neither do evaluations of them.
     jobs = jobs_of(specs, training.seeds)
+    began = time.monotonic()
     packing = pack(jobs, c.cards, usable, solver=solver, time_limit_s=time_limit_s)
+    # The capacity proof shares the solver's time limit with the packing.
+    capacity = training_capacity(jobs, packing, len(training.seeds), c.cards, usable,
+                                 solver=solver,
+                                 time_limit_s=time_limit_s - (time.monotonic() - began),
+                                 extras=extra_variants)
     runs, missing = _training_runs(preset, training, cid, specs, jobs, packing, usable, offset,
                                    source)
     decisions = [*sweep_notes(training.baseline, training.sweeps), *notes,
                  *(cfg.decision for cfg in cfgs if cfg.decision)]
     warnings += _training_warnings(cfgs, runs, missing, entered_configs(preset, cfgs, before))
     summary = summarize(preset, training, cfgs, specs, runs, usable, price, packing)
+    summary = summary.model_copy(update={"capacity": capacity})
     figures = [
         ConfigFigures(config=cfg.name, step_time_s=cfg.step_time, peak_memory_gib=cfg.peak_memory,
                       planned_peak_gib=round(cfg.peak_gib, 3), micro_batch=cfg.micro_batch,

@@ -16,9 +16,9 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Label, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from planner.advise.goal import Goal, check_goal, parse_goal
+from planner.advise.goal import Goal, check_goal, goal_preset, parse_goal
 from planner.advise.model import Advice, Option, Space
-from planner.advise.render import cost, first_set, frontier_table, reach, seeds
+from planner.advise.render import cost, first_set, frontier_table, reach, seeds, sets
 from planner.advise.search import advise, order_preset
 from planner.errors import InputError
 from planner.spec.preset import Preset
@@ -73,7 +73,7 @@ class AdviseScreen(PlannerScreen):
 
     def on_mount(self) -> None:
         self.query_one("#advise-options", DataTable).add_columns(
-            " ", "#", "card", "cards", "days", "cost", "runs", "seeds", "1st set", "idle")
+            " ", "#", "card", "cards", "days", "cost", "runs", "seeds", "sets", "1st set", "idle")
         super().on_mount()
         self.call_after_refresh(self.query_one("#advise").scroll_home, animate=False)
 
@@ -129,7 +129,7 @@ class AdviseScreen(PlannerScreen):
         for i, o in enumerate(result.options, 1):
             mark = "●" if (o.card, o.cards, o.window_days) == current else " "
             table.add_row(mark, str(i), o.card, str(o.cards), str(o.window_days), cost(o),
-                          f"{o.runs_fit}/{o.runs_total}", seeds(o), first_set(o),
+                          f"{o.runs_fit}/{o.runs_total}", seeds(o), sets(o), first_set(o),
                           f"{o.idle_card_hours:.0f}", key=_key(o))
         if table.row_count:
             table.move_cursor(row=min(at, table.row_count - 1))
@@ -179,8 +179,10 @@ class AdviseScreen(PlannerScreen):
             return
         ws = self.planner.workspace
         try:
-            adopted = state.validated(order_preset(self._anchor, self.planner.catalog, o.card,
-                                                   o.cards, o.window_days, ws.measurements))
+            # The order as ranked: with the seeds a `seeds:K` goal adds.
+            adopted = state.validated(order_preset(goal_preset(self.goal, self._anchor),
+                                                   self.planner.catalog, o.card, o.cards,
+                                                   o.window_days, ws.measurements))
         except InputError as exc:
             self._message(f"✗ {exc}", error=True)
             return

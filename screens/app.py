@@ -250,6 +250,14 @@ class PlannerApp(App[None]):
         self._publish(state.apply(dataclasses.replace(ws, history=tuple(rest)), previous,
                                   self.catalog, created=self.created, remember=False))
 
+    def action_fill_capacity(self) -> None:
+        """Set the seeds (or versions) to the window's capacity, as one undoable edit."""
+        ws = self.workspace
+        if not ws.current:
+            self.notify("Fix the campaign first: the plan on screen is not its plan")
+            return
+        self.attempt(lambda p: state.fill_to_capacity(p, ws.plan))
+
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         for key, mode, title in SCREENS:
@@ -261,6 +269,8 @@ class PlannerApp(App[None]):
         yield SystemCommand("Help", "Keys and screens explained (F1)", self.action_help)
         yield SystemCommand("Undo", "Go back to the preset before the last edit (ctrl+z)",
                             self.action_undo)
+        yield SystemCommand("Fill to capacity", "Seeds (or versions) up to what the window "
+                            "holds; ctrl+z undoes it (key f on Fit)", self.action_fill_capacity)
         for days in (3, 7, 30):
             yield SystemCommand(f"Window: {days} days", f"Rent the cards for {days} days",
                                 lambda d=days: self.attempt(lambda p: state.set_window(p, d)))

@@ -12,7 +12,7 @@ from textual.binding import Binding
 from textual.widgets import Label, Static
 
 from planner.planning.plan import Plan
-from planner.planning.render import estimate_line, measured_line
+from planner.planning.render import estimate_line, measured_line, room_lines
 from screens.base import PlannerScreen
 from screens.state import Workspace
 from screens.text import cost, hours, runs_fit
@@ -45,6 +45,7 @@ def figures(plan: Plan) -> str:
                      f"{s.first_complete_seed_end_h:.1f}")
     else:
         lines.append("no seed's whole matrix completes in the window")
+    lines += [line.removeprefix("Room      ").strip() for line in room_lines(plan)]
     lines.append(cost(plan))
     lines += [text for text in (measured_line(plan), estimate_line(plan)) if text]
     lines += [f"override: {text}" for text in plan.assumptions.overrides]
@@ -98,6 +99,7 @@ class FitScreen(PlannerScreen):
         Binding("t", "jump('timeline')", "Timeline"),
         Binding("m", "jump('memory')", "Memory"),
         Binding("n", "jump('missing')", "Not fitting"),
+        Binding("f", "app.fill_capacity", "Fill to capacity"),
         Binding("home", "jump('top')", "Top", show=False),
     ]
 

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from planner.campaign import plan_campaign
 from planner.errors import InputError, from_validation
 from planner.figures.estimates import on_card
+from planner.planning.capacity import more_seeds
 from planner.planning.order import Order, make_contact, make_order
 from planner.planning.plan import Plan, with_overrides
 from planner.spec.catalog import Catalog
@@ -143,6 +144,21 @@ def set_price(preset: Preset, price: float | None) -> Preset:
 def set_window(preset: Preset, days: int | None = None, hours: float | None = None) -> Preset:
     """A standard window in days, or a custom one in hours."""
     return edit(preset, "campaign", window_days=days, window_hours=None if days else hours)
+
+
+def fill_to_capacity(preset: Preset, plan: Plan) -> Preset:
+    """`preset` with its seeds (training; ids continuing its list) or its representation
+    versions (embedding) set to what the window holds, from `plan`, the preset's own plan."""
+    cap = plan.summary.capacity
+    if preset.embedding is not None:
+        if cap is None or not cap.versions:
+            raise InputError("no whole representation version fits the window",
+                             field="embedding.versions")
+        return edit(preset, "embedding", versions=cap.versions)
+    training = preset.training
+    if training is None or cap is None or not cap.seed_sets:
+        raise InputError("no complete seed set fits the window", field="training.seeds")
+    return edit(preset, "training", seeds=more_seeds(training.seeds, cap.seed_sets))
 
 
 def switch_kind(preset: Preset, kind: str) -> Preset:

@@ -126,7 +126,7 @@ def test_out_keeps_the_plan_commands_overwrite_rule(tmp_path: Path, prices: Path
     (["--cards", "nope"], "--cards: unknown card 'nope'"),
     (["--cards", ","], "--cards: no card given"),
     (["--goal", "most"], "--goal: not a goal"),
-    (["--goal", "seeds:9"], "--goal: the campaign has 3 seeds, not 9"),
+    (["--goal", "seeds:1001"], "--goal: seeds:1001: a campaign lists at most 1000 seeds"),
     (["--goal", "runs:99"], "--goal: the matrix has 18 training runs"),
     (["--goal", "versions:1"], "--goal: versions:K is for embedding campaigns"),
     (["--budget", "100"], "--budget: a budget needs prices"),

@@ -4,7 +4,8 @@ plan that falls short would need.
 Goals:
 - `all`: every run of the campaign — the whole matrix and its robustness evaluations, or
   every representation version of an embedding campaign;
-- `seeds:K`: K complete seed sets (a seed whose every configuration completes);
+- `seeds:K`: K complete seed sets (a seed whose every configuration completes), beyond the
+  preset's seeds too (`goal_preset` extends the list);
 - `runs:N`: N training runs of the matrix;
 - `versions:K`: K complete representation versions (embedding campaigns).
 """
@@ -17,9 +18,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from planner.errors import InputError
+from planner.planning.capacity import more_seeds
 from planner.planning.plan import Plan
 from planner.spec.matrix import run_hours
 from planner.spec.preset import Preset, Training
+from planner.spec.training import MAX_SEEDS
 
 GoalKind = Literal["all", "seeds", "runs", "versions"]
 
@@ -69,12 +72,25 @@ def check_goal(goal: Goal, preset: Preset, field: str = "--goal") -> None:
             raise InputError(f"{goal.kind}:K is for training campaigns; this one embeds: give "
                              "all or versions:K", field=field)
         seeds = len(training.seeds)
-        if goal.kind == "seeds" and goal.count > seeds:
-            raise InputError(f"the campaign has {seeds} seeds, not {goal.count}", field=field)
+        if goal.kind == "seeds" and goal.count > MAX_SEEDS:
+            raise InputError(f"seeds:{goal.count}: a campaign lists at most {MAX_SEEDS} seeds",
+                             field=field)
         matrix = seeds * (1 + len(training.variants))
         if goal.kind == "runs" and goal.count > matrix:
             raise InputError(f"the matrix has {matrix} training runs, not {goal.count}",
                              field=field)
+
+
+def goal_preset(goal: Goal, preset: Preset) -> Preset:
+    """The campaign the goal is planned on: `seeds:K` beyond the preset's seeds extends its
+    seed list (ids continuing it, `planner.planning.capacity.more_seeds`); any other goal
+    plans the preset as it is."""
+    training = preset.training
+    if goal.kind != "seeds" or training is None or goal.count <= len(training.seeds):
+        return preset
+    seeds = more_seeds(training.seeds, goal.count)
+    return preset.model_copy(update={preset.campaign.kind: training.model_copy(
+        update={"seeds": seeds})})
 
 
 def complete_seeds(plan: Plan) -> list[int]:

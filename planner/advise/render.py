@@ -16,8 +16,8 @@ def wrap(text: str, indent: str = "  ") -> list[str]:
 
 
 HEAD = (f"  {'#':>3}  {'card':<12} {'cards':>5} {'days':>4} {'card-h':>7} {'cost':>11} "
-        f"{'runs':>7} {'seeds':>5} {'1st set':>8} {'idle':>6} {'left':>6} {'headroom':>8}  "
-        "figures")
+        f"{'runs':>7} {'seeds':>5} {'sets':>4} {'1st set':>8} {'idle':>6} {'left':>6} "
+        f"{'headroom':>8}  figures")
 
 
 def cost(o: Option) -> str:
@@ -28,6 +28,11 @@ def cost(o: Option) -> str:
 def seeds(o: Option) -> str:
     """Complete seed sets of all, or — for embedding."""
     return "—" if o.complete_seeds is None else f"{o.complete_seeds}/{o.seeds_total}"
+
+
+def sets(o: Option) -> str:
+    """Complete seed sets the order holds (its capacity), or — for embedding."""
+    return "—" if o.seed_sets is None else str(o.seed_sets)
 
 
 def first_set(o: Option) -> str:
@@ -46,7 +51,7 @@ def row(rank: int | str, o: Option, current: bool = False) -> str:
     mark = "●" if current else " "
     return (f"{mark} {rank!s:>3}  {o.card:<12} {o.cards:>5} {o.window_days:>4} "
             f"{o.card_hours:>7g} {cost(o):>11} {f'{o.runs_fit}/{o.runs_total}':>7} "
-            f"{seeds(o):>5} {first_set(o):>8} {o.idle_card_hours:>6.1f} "
+            f"{seeds(o):>5} {sets(o):>4} {first_set(o):>8} {o.idle_card_hours:>6.1f} "
             f"{o.hours_left_h:>6.1f} {headroom(o):>8}  {', '.join(o.provenance)}")
 
 

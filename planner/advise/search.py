@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Literal
 
-from planner.advise.goal import Goal, complete_seeds, headroom, meets, needs
+from planner.advise.goal import Goal, complete_seeds, goal_preset, headroom, meets, needs
 from planner.advise.model import Advice, FrontierCell, Option, Skipped, Space
 from planner.campaign import plan_campaign
 from planner.errors import InputError
@@ -44,12 +44,15 @@ def order_preset(preset: Preset, catalog: Catalog, card: str, cards: int, window
 
 def plan_order(preset: Preset, catalog: Catalog, measurements: Measurements | None,
                estimate: Estimate | None, *, created: datetime | None = None,
-               source: str | None = None) -> Plan:
+               source: str | None = None, ranking: bool = False) -> Plan:
     """The one call advise makes to the planner, for the search and for `--out` alike, so
     an exported option is the plan the search ranked. `estimate` (typical or cautious end
-    of the cross-card range) defaults to the planner's own default when not given."""
+    of the cross-card range) defaults to the planner's own default when not given.
+    `ranking`: a plan for the table, whose capacity leaves out the extra variants it does
+    not show (the rest of the plan is the same)."""
     return plan_campaign(preset, catalog, measurements=measurements, created=created,
-                         source=source, estimate=estimate or DEFAULT_ESTIMATE)
+                         source=source, estimate=estimate or DEFAULT_ESTIMATE,
+                         extra_variants=not ranking)
 
 
 def advise(preset: Preset, catalog: Catalog, space: Space, goal: Goal, *,
@@ -58,6 +61,7 @@ def advise(preset: Preset, catalog: Catalog, space: Space, goal: Goal, *,
     """Plan every order of `space`, keep those meeting `goal` (and `budget`), rank them,
     and work out the frontier. Raises InputError for a card the catalog lacks or an error
     in the measurements file; orders the planner refuses are listed in `skipped`."""
+    preset = goal_preset(goal, preset)
     keys = list(space.cards) if space.cards is not None else list(catalog.cards)
     for key in keys:
         catalog.get(key, field="--cards")
@@ -76,7 +80,7 @@ def advise(preset: Preset, catalog: Catalog, space: Space, goal: Goal, *,
         for j, (n, days) in enumerate(orders):
             try:
                 moved = order_preset(preset, catalog, key, n, days, measurements)
-                plan = plan_order(moved, catalog, measurements, estimate)
+                plan = plan_order(moved, catalog, measurements, estimate, ranking=True)
             except InputError as exc:
                 if measurements is not None and exc.file and exc.file == measurements.file:
                     raise
@@ -123,6 +127,7 @@ def option_of(preset: Preset, plan: Plan, goal: Goal, days: int) -> Option:
         evaluations_total=0 if emb else s.runs_total - s.matrix_runs,
         complete_seeds=None if emb else len(complete_seeds(plan)),
         seeds_total=len(training.seeds) if training else None,
+        seed_sets=s.capacity.seed_sets if s.capacity is not None else None,
         first_complete_seed_end_h=s.first_complete_seed_end_h, makespan_h=s.makespan_h,
         idle_card_hours=s.idle_card_hours,
         hours_left_h=round(c.usable_until_h - max(s.makespan_h, c.usable_from_h), 4),

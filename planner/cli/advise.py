@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from planner.advise.goal import check_goal, parse_goal
+from planner.advise.goal import check_goal, goal_preset, parse_goal
 from planner.advise.model import Advice, Option, parse_cards, parse_counts, parse_windows
 from planner.advise.search import Estimate, advise, order_preset, plan_order
 from planner.advise.what_if import in_days, pinned
@@ -27,8 +27,8 @@ PROGRESS_AFTER_S = 1.0
 """A search still running after this long shows a progress line on stderr."""
 
 JSON_FIELDS = ("card", "cards", "window_days", "cost_total", "currency", "runs_fit",
-               "runs_total", "complete_seeds", "first_complete_seed_end_h", "idle_card_hours",
-               "provenance")
+               "runs_total", "complete_seeds", "seed_sets", "first_complete_seed_end_h",
+               "idle_card_hours", "provenance")
 """Fields every option of `--json` carries at least (it carries all of them)."""
 
 
@@ -136,6 +136,7 @@ def main(argv: Sequence[str]) -> int:
     catalog = load_catalog(args.catalog)
     preset, changed = apply_overrides(preset, overrides, catalog, source)
     check_goal(goal, preset)
+    preset = goal_preset(goal, preset)
     keys = space.cards if space.cards is not None else tuple(catalog.cards)
     for key in keys:
         catalog.get(key, field="--cards")

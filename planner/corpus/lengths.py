@@ -91,23 +91,27 @@ def estimate(lengths: TokenLengths, documents: int, truncation: int, batch_size:
                                              token_budget)}
 
 
-# Sampling and batching 20,000 lengths takes tens of milliseconds and depends only on the
-# corpus settings, not on the card or the window: `advise` plans hundreds of orders of one
-# corpus.
-@functools.lru_cache(maxsize=64)
 def _estimate(lengths: TokenLengths, documents: int, truncation: int, batch_size: int,
               token_budget: int) -> tuple[Batching, ...]:
     n = min(documents, SAMPLE)
-    lens = sample_lengths(lengths, n, truncation)
+    total, strategies = _sample(lengths, n, truncation, batch_size, token_budget)
     scale = documents / n
-    useful = round(sum(lens) * scale)
-    return tuple(
-        Batching(name, max(1, round(batches * scale)), useful,
-                 max(useful, round(padded * scale)))
-        for name, (batches, padded) in (
-            ("original", original_order(lens, batch_size)),
-            ("length-grouped", length_grouped(lens, token_budget, batch_size)),
-        ))
+    useful = round(total * scale)
+    return tuple(Batching(name, max(1, round(batches * scale)), useful,
+                          max(useful, round(padded * scale)))
+                 for name, (batches, padded) in strategies)
+
+
+# Sampling and batching 20,000 lengths takes tens of milliseconds and depends only on the
+# corpus settings, not on the card or the window: `advise` plans hundreds of orders of one
+# corpus, and the capacity search tries many corpus sizes of one sample.
+@functools.lru_cache(maxsize=64)
+def _sample(lengths: TokenLengths, n: int, truncation: int, batch_size: int,
+            token_budget: int) -> tuple[int, tuple[tuple[str, tuple[int, int]], ...]]:
+    """(useful tokens, ((strategy, (batches, padded tokens)), …)) of an n-length sample."""
+    lens = sample_lengths(lengths, n, truncation)
+    return sum(lens), (("original", original_order(lens, batch_size)),
+                       ("length-grouped", length_grouped(lens, token_budget, batch_size)))
 
 
 def batch_rows(width: int, token_budget: int, max_documents: int | None = None) -> int:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from planner.corpus import lengths
 from planner.corpus.outputs import CorpusPlan, PartFigures
 from planner.errors import InputError
+from planner.planning.embedding_capacity import embedding_capacity
 from planner.planning.plan import (
     Assumptions,
     BatchingFigures,
@@ -162,6 +163,9 @@ def plan_embedding(preset: Preset, card: Card, campaign: PlanCampaign, warnings:
     warnings += _warnings(e, layout, est, lengths_source, versions_fit)
     busy = sum((r.end_h - r.start_h) * len(r.card) for r in runs)
     summary = summary_figures(preset, usable, campaign.price_per_card_hour, busy, runs, len(ids))
+    capacity = embedding_capacity(e, documents, part_padded, chosen.batches, startup_h, usable,
+                                  n, scanned=layout is not None)
+    summary = summary.model_copy(update={"capacity": capacity})
     shards = (len(layout.shard_list.shards) if layout
               else max(1, math.ceil(documents / e.shard_documents)))
     emb = EmbeddingPlan(

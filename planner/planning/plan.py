@@ -6,6 +6,7 @@ from typing import Annotated, Literal, Self
 from pydantic import Field, field_validator, model_validator
 
 from planner.corpus.outputs import CorpusPlan
+from planner.planning.capacity import Capacity
 from planner.spec import bounds
 from planner.spec.base import Lax
 from planner.spec.costs import Figure, MeasuredFrom
@@ -218,6 +219,8 @@ class Summary(Lax):
     """Price × card-hours bought, when a price is known."""
     cost_per_matrix_run: float | None = None
     """Total cost ÷ training runs that fit, when a price is known."""
+    capacity: Capacity | None = None
+    """How much the window holds beyond what is asked (`planner.planning.capacity`)."""
 
 
 class BatchingFigures(Lax):

@@ -144,6 +144,7 @@ def _training(plan: Plan) -> list[str]:
                      f"{s.first_complete_seed_end_h:.1f}")
     else:
         lines.append("First     no seed's whole matrix completes in the window")
+    lines += room_lines(plan)
     lines += ["", _table(plan), ""]
     return lines
 
@@ -188,6 +189,7 @@ def _embedding(plan: Plan) -> list[str]:
         "",
         f"Versions  {e.versions_fit} of {e.versions_wanted} representation versions fit; "
         f"{humanize.intcomma(e.documents_fit_first_version)} documents of the first",
+        *room_lines(plan),
     ]
     if e.corpus is not None:
         lines.append(f"Shards    {e.corpus.shards:,} per version, ≤ {e.shard_documents:,} "
@@ -195,4 +197,36 @@ def _embedding(plan: Plan) -> list[str]:
     elif e.shards:
         lines.append(f"Shards    about {e.shards:,} per version, ≤ {e.shard_documents:,} "
                      "documents each: plan with --corpus to write the shard list")
+    return lines
+
+
+def _n(n: int, word: str, many: str = "") -> str:
+    return f"{humanize.intcomma(n)} {word if n == 1 else many or word + 's'}"
+
+
+def room_lines(plan: Plan) -> list[str]:
+    """What the window holds beyond the preset: `Room      up to 9 complete seed sets (3
+    asked; proven)`, and the extra variants or the documents of one version."""
+    cap = plan.summary.capacity
+    if cap is None:
+        return []
+    if cap.versions is not None:
+        return [f"Room      up to {_n(cap.versions, 'representation version')} "
+                f"({cap.versions_asked} asked)",
+                f"          one version covers up to {_n(cap.documents or 0, 'document')} "
+                f"of this corpus's lengths ({_n(cap.batches or 0, 'batch', 'batches')})"]
+    if cap.seed_sets is None or cap.seed_sets_asked is None:
+        return []
+    sets, asked = cap.seed_sets, cap.seed_sets_asked
+    proof = ("proven" if cap.seed_sets_proven
+             else f"no schedule fits more than {cap.seed_sets_upper_bound}")
+    if sets < asked:
+        head = ("no complete seed set fits" if sets == 0
+                else f"{_n(sets, 'complete seed set')} fit")
+        return [f"Room      {head}: below the {asked} asked ({proof})"]
+    lead = "up to" if cap.seed_sets_proven else "at least"
+    lines = [f"Room      {lead} {_n(sets, 'complete seed set')} ({asked} asked; {proof})"]
+    if cap.extra_variants:
+        lines.append(f"          or {_n(cap.extra_variants, 'more variant')} on the "
+                     f"{_n(asked, 'asked seed')}, each as costly as the median variant")
     return lines

@@ -1,0 +1,167 @@
+"""How much the window holds: complete seed sets, extra variants, representation versions.
+
+A seed set is one seed's whole matrix: the baseline, every variant, and their evaluations.
+The training search packs whole sets with the packer (`planner.planning.packing.pack`) and
+brackets the answer between a set count it has placed and one no schedule can reach:
+
+- the lower end is the asked sets when they all fit, else the leading sets the plan's own
+  packing completes (checked by packing exactly that many);
+- the upper end is `sets_bound`: runs of equal width w on n cards never have more than
+  n // w running at once, so a schedule is n // w tracks, each a sequence of runs. No set
+  count fits whose runs need more than tracks × window hours (each track may overrun by
+  `EPS_H`), nor one that puts more than m runs longer than window ÷ (m + 1) on each track,
+  for any m.
+
+The search packs the upper end first (most plans reach it, which proves the answer), then
+halves the interval. With `cp-sat` a count the fast packer cannot prove is proven by asking
+the optimizer whether one more set fits.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from planner.planning.objective import EPS_H, Job, runnable
+from planner.spec.base import Lax
+
+MAX_SETS = 1000
+"""Most seed sets searched: the most seeds a preset may list."""
+MAX_EXTRA = 1000
+"""Most extra variants searched: the most variants a preset may list."""
+MAX_JOBS = 100_000
+"""Most runs one packing in the search holds: the most a matrix may expand to."""
+_THRESHOLDS = 64
+"""Values of m tried in the long-run bound (window ÷ (m + 1))."""
+
+
+class Capacity(Lax):
+    """How much this window holds on these cards, beyond what the preset asks."""
+
+    seed_sets: int | None = None
+    """Most complete seed sets (baseline, every variant and their evaluations) that fit;
+    seed ids continue the preset's list (training campaigns)."""
+    seed_sets_asked: int | None = None
+    """Seed sets the preset asks for (its seeds)."""
+    seed_sets_proven: bool | None = None
+    """True when no schedule fits one more complete set."""
+    seed_sets_upper_bound: int | None = None
+    """No schedule fits more complete sets than this (tracks × window hours and the long-run
+    count; the optimizer's proof under cp-sat)."""
+    extra_variants: int | None = None
+    """More one-factor variants, each costing what the median variant costs (its training and
+    its evaluations), that fit beside the asked seed sets on every asked seed."""
+    versions: int | None = None
+    """Most representation versions of this corpus that fit (embedding campaigns)."""
+    versions_asked: int | None = None
+    """Representation versions the preset asks for."""
+    documents: int | None = None
+    """Most documents of this corpus's length distribution one version covers in the
+    window."""
+    batches: int | None = None
+    """Batches those documents make with the planned batching strategy."""
+
+
+def more_seeds(seeds: Sequence[int], count: int) -> list[int]:
+    """`count` seeds: the first of `seeds`, then ids continuing after the largest."""
+    out = list(seeds[:count])
+    nxt = max(seeds) + 1 if seeds else 0
+    while len(out) < count:
+        out.append(nxt)
+        nxt += 1
+    return out
+
+
+class SetTemplate:
+    """One seed layer of a training matrix: its runs and their evaluations, in plan order."""
+
+    def __init__(self, jobs: Sequence[Job]) -> None:
+        first = [i for i, j in enumerate(jobs) if j.matrix and j.seed == 0]
+        where = {i: n for n, i in enumerate(first)}
+        self.train = [jobs[i] for i in first]
+        self.evals = [j._replace(after=where[j.after]) for j in jobs
+                      if not j.matrix and j.after in where]
+
+    def build(self, sets: int, extra: Sequence[Job] = (), extra_evals: Sequence[Job] = ()
+              ) -> list[Job]:
+        """The jobs of `sets` seed layers as the matrix expands them (runs seed by seed,
+        then evaluations seed by seed), each layer with `extra` runs after its own and
+        `extra_evals` (whose `after` counts from the first extra run) after its evaluations."""
+        train = [*self.train, *extra]
+        evals = [*self.evals,
+                 *(j._replace(after=j.after + len(self.train)) for j in extra_evals)]
+        width = len(train)
+        out = [j._replace(seed=k) for k in range(sets) for j in train]
+        out += [j._replace(after=k * width + j.after) for k in range(sets) for j in evals]
+        return out
+
+    @property
+    def jobs(self) -> list[Job]:
+        """One layer's jobs."""
+        return self.build(1)
+
+
+def _needs(jobs: Sequence[Job], tracks: int, horizon: float) -> list[float]:
+    """What `jobs` use of the window's resources, in units of the capacity `_caps` gives:
+    track-hours, then for each m the runs longer than window ÷ (m + 1)."""
+    limit = horizon + EPS_H
+    out = [sum(j.duration for j in jobs)]
+    for m in range(1, _THRESHOLDS + 1):
+        out.append(float(sum(1 for j in jobs if j.duration * (m + 1) > limit)))
+    return out
+
+
+def _caps(tracks: int, horizon: float) -> list[float]:
+    return [tracks * (horizon + EPS_H)] + [float(m * tracks) for m in
+                                           range(1, _THRESHOLDS + 1)]
+
+
+def _most(base: Sequence[float], unit: Sequence[float], caps: Sequence[float]) -> int:
+    """Largest k with base + k × unit within caps, component by component."""
+    best = math.inf
+    for b, u, c in zip(base, unit, caps, strict=True):
+        if b > c + 1e-9:
+            return 0
+        if u > 0:
+            best = min(best, math.floor((c - b) / u + 1e-9))
+    return MAX_SETS * 1000 if best == math.inf else int(best)
+
+
+def _tracks(jobs: Sequence[Job], n_cards: int) -> int:
+    widths = {j.cards for j in jobs} or {1}
+    # Runs of mixed widths: fall back to a card per track, with durations × widths.
+    return n_cards // widths.pop() if len(widths) == 1 else n_cards
+
+
+def _scaled(jobs: Sequence[Job], n_cards: int) -> list[Job]:
+    widths = {j.cards for j in jobs}
+    if len(widths) <= 1:
+        return list(jobs)
+    return [j._replace(duration=j.duration * j.cards) for j in jobs]
+
+
+def sets_bound(template: SetTemplate, n_cards: int, horizon: float) -> int:
+    """Complete seed sets no schedule exceeds (see the module's docstring)."""
+    one = template.jobs
+    if not all(runnable(one, n_cards, horizon)):
+        return 0
+    tracks = _tracks(one, n_cards)
+    caps = _caps(tracks, horizon)
+    return _most([0.0] * len(caps), _needs(_scaled(one, n_cards), tracks, horizon), caps)
+
+
+def complete_layers(jobs: Sequence[Job], placed: Sequence[object]) -> int:
+    """Leading seed layers whose every run and evaluation is placed."""
+    broken: set[int] = set()
+    layers: set[int] = set()
+    for j, p in zip(jobs, placed, strict=True):
+        layer = j.seed if j.matrix else jobs[j.after].seed if j.after >= 0 else -1
+        if layer < 0:
+            continue
+        layers.add(layer)
+        if p is None:
+            broken.add(layer)
+    n = 0
+    while n in layers and n not in broken:
+        n += 1
+    return n

@@ -1,0 +1,186 @@
+"""The capacity search of a training plan: complete seed sets and extra variants, packed
+with the packer between a count it has placed and the bound of `planner.planning.capacity`.
+
+Every count tried is packed whole by `planner.planning.packing.pack` (fast), so planning the
+campaign with that many seeds places every run. The upper end is tried first: most windows
+reach it, which proves the answer. When it does not fit, the units its packing completes
+are tried next, then counts climbing from there until one does not fit.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+from planner.planning.capacity import (
+    MAX_EXTRA,
+    MAX_JOBS,
+    MAX_SETS,
+    Capacity,
+    SetTemplate,
+    _caps,
+    _most,
+    _needs,
+    _scaled,
+    _tracks,
+    complete_layers,
+    sets_bound,
+)
+from planner.planning.objective import Job, runnable
+from planner.planning.packing import Packing, Solver, pack
+
+Trial = Callable[[int], tuple[bool, int]]
+"""Packs k units: (whether every run is placed, units that packing completes)."""
+
+
+def _all_placed(p: Packing) -> bool:
+    return all(x is not None for x in p.placements)
+
+
+def climb(fits: Trial, lo: int, hi: int) -> int:
+    """Largest count found to fit in [lo, hi], `lo` known to fit: `hi` first, then what its
+    packing completes, then upward (steps doubling) to the first count that does not fit,
+    and halving between."""
+    if lo >= hi:
+        return lo
+    ok, got = fits(hi)
+    if ok:
+        return hi
+    upper = hi  # known not to fit
+    if lo < got < upper:
+        ok, _ = fits(got)
+        if ok:
+            lo = got
+        else:
+            upper = got
+    step = 1
+    while lo + 1 < upper:
+        t = min(lo + step, upper - 1)
+        ok, _ = fits(t)
+        if not ok:
+            upper = t
+            break
+        lo, step = t, step * 2
+    while lo + 1 < upper:
+        mid = (lo + upper) // 2
+        ok, _ = fits(mid)
+        if ok:
+            lo = mid
+        else:
+            upper = mid
+    return lo
+
+
+class SetSearch:
+    """The seed-set and extra-variant searches on one matrix, window and card count."""
+
+    def __init__(self, jobs: Sequence[Job], n_cards: int, horizon: float) -> None:
+        self.template = SetTemplate(jobs)
+        self.n_cards, self.horizon = n_cards, horizon
+
+    def fits(self, sets: int) -> tuple[bool, int]:
+        """Whether the fast packer places every run of `sets` complete seed sets, and how
+        many leading sets its packing completes."""
+        if sets <= 0:
+            return True, 0
+        jobs = self.template.build(sets)
+        got = pack(jobs, self.n_cards, self.horizon)
+        return _all_placed(got), complete_layers(jobs, got.placements)
+
+    def search(self, asked: int, packing: Packing, jobs: Sequence[Job], *,
+               solver: Solver = "fast", time_limit_s: float = 5.0
+               ) -> tuple[int, bool, int]:
+        """(sets found, proven, upper bound), given the plan's own `packing` of `asked` sets."""
+        bound = sets_bound(self.template, self.n_cards, self.horizon)
+        cap = min(bound, MAX_SETS, MAX_JOBS // max(1, len(self.template.jobs)))
+        lo = min(complete_layers(jobs, packing.placements), cap)
+        if lo < asked:
+            # A packing of fewer sets is not the asked one cut short: check it is whole.
+            while lo > 0 and not self.fits(lo)[0]:
+                lo -= 1
+        sets = climb(self.fits, lo, cap)
+        if sets >= bound:
+            return sets, True, sets
+        if solver == "cp-sat" and time_limit_s > 0:
+            return self._prove(sets, bound, time_limit_s)
+        return sets, False, bound
+
+    def _prove(self, sets: int, bound: int, time_limit_s: float) -> tuple[int, bool, int]:
+        """Ask the optimizer whether one more set fits, while time is left."""
+        until = time.monotonic() + time_limit_s
+        while sets < bound:
+            left = until - time.monotonic()
+            if left <= 0:
+                break
+            jobs = self.template.build(sets + 1)
+            got = pack(jobs, self.n_cards, self.horizon, solver="cp-sat", time_limit_s=left)
+            if _all_placed(got):
+                sets += 1
+                continue
+            matrix = sum(1 for j in jobs if j.matrix)
+            if got.optimal is True or got.matrix_bound < matrix:
+                return sets, True, sets
+            break
+        return sets, sets >= bound, bound
+
+    def median_variant(self) -> tuple[list[Job], list[Job]]:
+        """The run and evaluations of the variant whose card-hours (training plus its
+        evaluations) are the median of the variants' (the lower of the two middle ones; the
+        baseline when there are no variants); evaluations' `after` count from the run."""
+        t = self.template
+        cost = [j.duration * j.cards for j in t.train]
+        for e in t.evals:
+            cost[e.after] += e.duration * e.cards
+        pool = sorted((cost[i], i) for i in range(1, len(t.train))) or [(cost[0], 0)]
+        pick = pool[(len(pool) - 1) // 2][1]
+        return [t.train[pick]], [e._replace(after=0) for e in t.evals if e.after == pick]
+
+    def extra_variants(self, asked: int) -> int:
+        """More median variants (`median_variant`) that fit beside `asked` seed sets, each on
+        every asked seed with its evaluations; to be asked only when the asked sets fit."""
+        run, evals = self.median_variant()
+        base = self.template.build(asked)
+        one = [*run, *evals]
+        if not all(runnable(one, self.n_cards, self.horizon)):
+            return 0
+        tracks = _tracks(base, self.n_cards)
+        caps = _caps(tracks, self.horizon)
+        unit = [asked * x for x in _needs(_scaled(one, self.n_cards), tracks, self.horizon)]
+        bound = _most(_needs(_scaled(base, self.n_cards), tracks, self.horizon), unit, caps)
+        hi = min(bound, MAX_EXTRA, max(0, MAX_JOBS - len(base)) // (asked * len(one)))
+        width = len(self.template.train)
+
+        def fits(k: int) -> tuple[bool, int]:
+            if k <= 0:
+                return True, 0
+            jobs = self.template.build(asked, run * k, [e._replace(after=e.after + n)
+                                                        for n in range(k) for e in evals])
+            placed = pack(jobs, self.n_cards, self.horizon).placements
+            # Which extra copy each run belongs to (-1: the asked matrix).
+            row = width + k
+
+            def copy(i: int) -> int:
+                j = jobs[i]
+                at = j.after if j.after >= 0 else i
+                return at % row - width
+
+            broken = {copy(i) for i, p in enumerate(placed) if p is None}
+            if any(c < 0 for c in broken):
+                return False, 0
+            return not broken, k - len(broken)
+
+        return climb(fits, 0, hi)
+
+
+def training_capacity(jobs: Sequence[Job], packing: Packing, asked: int, n_cards: int,
+                      horizon: float, *, solver: Solver = "fast", time_limit_s: float = 5.0,
+                      extras: bool = True) -> Capacity:
+    """The capacity of a training plan whose `jobs` (`asked` seed layers) packed as
+    `packing`; cp-sat proves the set count within `time_limit_s` when `solver` asks.
+    `extras`: also search the extra variants (left out, None, when False)."""
+    search = SetSearch(jobs, n_cards, horizon)
+    sets, proven, bound = search.search(asked, packing, jobs, solver=solver,
+                                        time_limit_s=time_limit_s)
+    extra = (search.extra_variants(asked) if sets >= asked else 0) if extras else None
+    return Capacity(seed_sets=sets, seed_sets_asked=asked, seed_sets_proven=proven,
+                    seed_sets_upper_bound=max(bound, sets), extra_variants=extra)
