@@ -25,7 +25,7 @@ Command = Callable[[Sequence[str]], int]
 """A subcommand's entry point: its arguments in, its exit code out."""
 
 COMMANDS = ("presets", "cards", "schema", "measure", "compare", "advise", "check", "run",
-            "status", "slurm", "corpus", "embed", "report")
+            "status", "slurm", "corpus", "embed", "report", "replan")
 """The subcommands; anything else is the plan command's arguments."""
 
 
@@ -193,6 +193,9 @@ def _command(name: str) -> Command:
         case "report":
             from planner.cli import report
             return report.main
+        case "replan":
+            from planner.cli import replan
+            return replan.main
         case _:
             from planner.cli import embed
             return embed.main

@@ -45,6 +45,9 @@ def run_parser() -> Parser:
                         "SIGKILL (default 30)")
     p.add_argument("--poll", type=float, default=1.0, metavar="SECONDS",
                    help="how often runs are checked (default 1)")
+    p.add_argument("--progress-every", type=float, default=60.0, metavar="SECONDS",
+                   help="journal the step a run reports (CAMPAIGN_PROGRESS) at most this "
+                        "often per run (default 60)")
     return p
 
 
@@ -97,6 +100,11 @@ def cmd_run(argv: Sequence[str]) -> int:
     """Run a plan (or show, with --dry-run, what would run)."""
     args = run_parser().parse_args(argv)
     prepare.check_times(args.poll, args.grace)
+    if not 0 <= args.progress_every <= prepare.MAX_POLL_S:  # nan fails too
+        from planner.errors import InputError
+
+        raise InputError(f"must be between 0 and {prepare.MAX_POLL_S:g} seconds",
+                         field="--progress-every")
     plan, plan_path = prepare.load_plan(args.plan)
     cards = prepare.parse_cards(args.cards, plan)
     window_start = prepare.parse_window_start(args.window_start)
@@ -120,7 +128,7 @@ def cmd_run(argv: Sequence[str]) -> int:
                     if rec.state == "failed":
                         hist.apply(journal.append("reset", run=rid))
             executor = Executor(plan, plan_path, ws, journal, hist, cards, poll=args.poll,
-                                grace=args.grace)
+                                grace=args.grace, progress_every=args.progress_every)
             if changes:
                 executor.say(f"plan changed, accepted: {changes}")
             return executor.run()

@@ -83,6 +83,7 @@ FIELDS: dict[str, dict[str, Any]] = {
     "executor": {"cards": _INT_LIST, "window_start": _NUMBER},
     "started": {"run": str, "attempt": int, "cards": _INT_LIST, "fingerprint": str},
     "checkpointed": {"run": str, "attempt": int},
+    "progress": {"run": str, "attempt": int, "step": int},
     "exited": {"run": str, "attempt": int, "outcome": str},
     "reset": {"run": str},
     "stop": {},
@@ -201,6 +202,8 @@ class RunRecord:
     last_checkpoint: float | None = None
     cards: list[int] = field(default_factory=list)
     process: dict[str, Any] = field(default_factory=dict)
+    trace: list[dict[str, Any]] = field(default_factory=list)
+    """Its `started`, `progress` and `exited` events, for the rates they show."""
 
 
 @dataclass
@@ -232,6 +235,9 @@ class History:
         if ev == "started":
             if e["fingerprint"] != r.fingerprint:  # other parameters: a different run
                 self.runs[r.id] = r = RunRecord(r.id, attempts=r.attempts)
+        if ev in ("started", "progress", "exited"):
+            r.trace.append(e)
+        if ev == "started":
             r.fingerprint, r.state, r.attempts = e["fingerprint"], "running", e["attempt"]
             r.started, r.ended, r.cards = e["t"], None, e["cards"]
             r.first_start = r.first_start or e["t"]

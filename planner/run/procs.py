@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.planning.plan import Run
+from planner.run.progress import progress_path
 from planner.spec.templates import launch_mode
 
 SHIM = Path(__file__).with_name("shim.py")
@@ -58,6 +59,7 @@ def run_env(run: Run, workdir: Path, cards: list[int], attempt: int, plan_path: 
         "CAMPAIGN_ATTEMPT": str(attempt),
         "CAMPAIGN_WORKDIR": str(workdir),
         "CAMPAIGN_PLAN": str(plan_path),
+        "CAMPAIGN_PROGRESS": str(progress_path(workdir, run)),
     })
     return env
 

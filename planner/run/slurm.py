@@ -61,6 +61,7 @@ export CAMPAIGN_ID CAMPAIGN_PLAN WORKDIR
 export CAMPAIGN_WORKDIR="$WORKDIR" CAMPAIGN_RUN_ID="$RUN_ID" CAMPAIGN_RUN_KIND="$KIND"
 export CAMPAIGN_SEED="$SEED" CAMPAIGN_CHECKPOINT_DIR="$WORKDIR/$CKPT"
 export CAMPAIGN_RESUME_PATH="$WORKDIR/$RESUME" CAMPAIGN_EXPORT="$WORKDIR/$EXPORT"
+export CAMPAIGN_PROGRESS="$WORKDIR/$CKPT/$RUN_ID.progress.json"
 child=""; stop=""
 ISOLATE=""; command -v setsid >/dev/null && ISOLATE=setsid
 # The run's whole process group, or just its shell where setsid is missing.
