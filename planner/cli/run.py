@@ -145,13 +145,28 @@ def cmd_status(argv: Sequence[str]) -> int:
     p.add_argument("plan", metavar="PLAN", help="plan.toml (or the folder holding it)")
     p.add_argument("--workdir", metavar="DIR", help=WORKDIR_HELP)
     p.add_argument("--json", action="store_true", help="print the status as JSON")
+    p.add_argument("--watch", nargs="?", type=float, const=5.0, metavar="SECONDS",
+                   help="redraw the status in place every SECONDS (default 5) until Ctrl-C")
     args = p.parse_args(argv)
     from planner.run.status import render, summarize
 
     plan, plan_path = prepare.load_plan(args.plan)
     ws = prepare.workspace(plan_path, args.workdir)
-    s = summarize(plan, prepare.history(ws), ws)
-    print(json.dumps(s, indent=2) if args.json else render(s))
+
+    def show() -> str:
+        s = summarize(plan, prepare.history(ws), ws)
+        return json.dumps(s, indent=2) if args.json else render(s)
+
+    if args.watch is not None:
+        if not 0.1 <= args.watch <= prepare.MAX_POLL_S:  # nan fails too
+            from planner.errors import InputError
+
+            raise InputError(f"must be between 0.1 and {prepare.MAX_POLL_S:g} seconds",
+                             field="--watch")
+        from planner.cli.watch import watch
+
+        return watch(show, args.watch)
+    print(show())
     return 0
 
 

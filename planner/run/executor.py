@@ -24,7 +24,6 @@ from planner.planning.plan import Plan, Run
 from planner.run.journal import History, Journal, RunRecord, Workspace
 from planner.run.launch import go, spawn
 from planner.run.params import check_manifest, run_fingerprint, write_manifest
-from planner.run.progress import PROGRESS_EVERY_S, Sampler
 from planner.run.procs import (
     alive,
     kill_leftovers,
@@ -32,6 +31,7 @@ from planner.run.procs import (
     run_lock,
     signal_group,
 )
+from planner.run.progress import PROGRESS_EVERY_S, Sampler
 from planner.run.status import span
 
 

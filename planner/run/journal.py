@@ -232,9 +232,9 @@ class History:
         if "run" not in e:
             return
         r = self.runs.setdefault(e["run"], RunRecord(e["run"]))
-        if ev == "started":
-            if e["fingerprint"] != r.fingerprint:  # other parameters: a different run
-                self.runs[r.id] = r = RunRecord(r.id, attempts=r.attempts)
+        if ev == "started" and e["fingerprint"] != r.fingerprint:
+            # Other parameters: a different run.
+            self.runs[r.id] = r = RunRecord(r.id, attempts=r.attempts)
         if ev in ("started", "progress", "exited"):
             r.trace.append(e)
         if ev == "started":
