@@ -51,15 +51,21 @@ def main(argv: Sequence[str]) -> int:
     from planner.planning.export import plan_toml
     from planner.planning.replace import replace_together
     from planner.run.journal import fold, read_events
-    from planner.run.replan import replan
+    from planner.run.replan import check_journal, replan
     from planner.run.replan_text import render
 
     at = parse_at(args.at)
     plan, plan_path = prepare.load_plan(args.plan)
     ws = prepare.workspace(plan_path, args.workdir)
     now = time.time() if at is None else at
-    events = [e for e in read_events(ws.journal) if e["t"] <= now]
-    result = replan(plan, fold(events), ws, now)
+    events = read_events(ws.journal)
+    whole = fold(events)
+    check_journal(plan, whole, ws)
+    hist = fold([e for e in events if e["t"] <= now])
+    # The window and the campaign are the journal's, whenever `--at` falls.
+    hist.plan, hist.window_start = hist.plan or whole.plan, whole.window_start
+    hist.cards = hist.cards or whole.cards
+    result = replan(plan, hist, ws, now)
     rev = result.plan
     out = Path(args.out).expanduser() if args.out else plan_path.parent / f"revision-{rev.revision}"
     replace_together(out, [(out / "plan.toml", plan_toml(rev))], force=args.force)
