@@ -146,7 +146,7 @@ def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
             "actual_start_h": _h(rec.first_start, origin),
             "actual_end_h": _h(rec.ended, origin) if groups[r.id] == "done" else None,
             "actual_s": round(busy, 1), "checkpoints": rec.checkpoints,
-            "projected_end_h": round(placed[1], 3) if placed else None,
+            "projected_end_h": round(placed[1], 6) if placed else None,
             # Runs done, failed or blocked are not projected: only those left can miss.
             "fits": placed is not None or r.id not in proj.fits,
         })
@@ -157,7 +157,7 @@ def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
         "executor_running": executor_alive(ws), "started": origin is not None,
         "window_start": origin, "now_h": round(now_h, 3), "window_h": c.window_hours,
         "usable_until_h": c.usable_until_h, "planned_end_h": plan.summary.makespan_h,
-        "projected_end_h": round(proj.end_h, 3), "pace": round(proj.pace, 3),
+        "projected_end_h": round(proj.end_h, 6), "pace": round(proj.pace, 3),
         "behind_s": round((proj.end_h - plan.summary.makespan_h) * 3600, 1),
         "counts": {g: list(groups.values()).count(g) for g in GROUPS},
         "no_longer_fit": [r["id"] for r in runs if not r["fits"]],
