@@ -55,18 +55,19 @@ class JournalWriter:
 
     def run(self, run_id: str, start: float, step_s: float, *, until: int | None = None,
             attempt: int = 1, card: int = 0, outcome: str = "finished",
-            alive: bool = False) -> float:
-        """One attempt: a start, a sample per step up to `until` (all steps by default),
-        and its exit unless `alive`; returns the time it reached."""
+            alive: bool = False, stride: int = 1) -> float:
+        """One attempt: a start, a sample every `stride` steps up to `until` (all steps by
+        default), and its exit unless `alive`; returns the time it reached."""
         run = self.ids[run_id]
         proc = identity(os.getpid()) if alive else {"pid": 999_999_999}
         self.add(start, "started", run=run_id, attempt=attempt, cards=[card],
                  fingerprint=run_fingerprint(run), resume="", **proc)
         t = start
         last = run.steps if until is None else until
-        for step in range(1, last + 1):
+        for step in range(stride, last + 1, stride):
             t = start + step * step_s
             self.add(t, "progress", run=run_id, attempt=attempt, step=step)
+        t = start + last * step_s
         if not alive:
             code = 0 if outcome == "finished" else (None if outcome == "interrupted" else 3)
             self.add(t + 0.001, "exited", run=run_id, attempt=attempt, code=code,
