@@ -152,3 +152,17 @@ def test_refusals(slow_half, tmp_path: Path) -> None:
 def test_fresh_plan_has_no_revision_fields(tmp_path: Path) -> None:
     text = h.make_plan(tmp_path / "w", preset()).read_text()
     assert "revision" not in text and "parent" not in text and "held" not in text
+
+
+def test_revision_refused_while_an_executor_runs(slow_half, tmp_path: Path) -> None:
+    from planner.run import prepare
+
+    plan_path, _, _, _ = slow_half
+    replan_json(plan_path, "--at", iso(20.0), "--out", str(tmp_path / "r"))
+    ws = Workspace(plan_path.parent)
+    with prepare.locked(ws):
+        r = h.cli("run", str(tmp_path / "r" / "plan.toml"), "--workdir", str(ws.workdir))
+    _refused(r, "another executor")
+    # A plan that is not a revision of the journal's still needs --accept-changed-plan.
+    other = h.make_plan(tmp_path / "o", preset(seeds=(0, 1)))
+    _refused(h.cli("run", str(other), "--workdir", str(ws.workdir)), "the plan changed")

@@ -36,8 +36,8 @@ def plan_parser() -> argparse.ArgumentParser:
         description="Plan what fits in a GPU rental window, from a preset, and export the "
                     "plan and the matching order.",
         epilog="Other commands (each takes --help): presets, cards, schema, measure, "
-               "compare, advise, check, corpus scan, corpus size, embed, run, status, slurm, "
-               "report.",
+               "compare, advise, check, corpus scan, corpus size, embed, run, status, replan, "
+               "slurm, report.",
     )
     p.add_argument("--preset", metavar="NAME|PATH",
                    help="shipped preset name (see `presets`) or a preset file; "

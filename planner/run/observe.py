@@ -103,8 +103,8 @@ def rates(plan: Plan, recs: dict[str, RunRecord]) -> dict[str, Rate]:
     out = {}
     for config, step_s in planned.items():
         if config in seen and seen[config][1] and step_s > 0:
-            t, steps, n = seen[config]
-            obs = t / steps
+            secs, count, n = seen[config]
+            obs = secs / count
             out[config] = Rate(obs, step_s, obs / step_s, int(n), OBSERVED)
         else:
             out[config] = Rate(step_s * ratio, step_s, ratio, 0,
