@@ -19,6 +19,14 @@ the dense peak on every card. Last, a refit of the two-parameter-per-chip model 
 search, to show the stored figures are the least-squares ones, and a leave-one-card-out
 check: each card predicted by a fit that never saw it (a fair test of the rule; the figures
 above are in-sample).
+
+The analytic section (`presets/efficiency.toml`): per source and row of llm-foundry's MPT
+table, the published step time (tokens per optimizer step per GPU ÷ published tokens per
+second per GPU), the analytic tier's estimate on that card and the error; the refit beside
+the stored fit; leave-one-source-out errors (each table predicted by a fit that never saw
+it; a chip left with no rows is carried from A100 by the rule above); the held-out runs;
+H100 over A100 on the same workloads; per-GPU throughput at several GPU counts against the
+all-reduce term; the shipped presets' analytic figures against their entered ones.
 """
 
 from __future__ import annotations
@@ -26,6 +34,16 @@ from __future__ import annotations
 import math
 
 from planner.figures.calibration import Calibration, load_calibration, tau
+from planner.figures.efficiency import Efficiency, Fit, Work, load_efficiency
+from planner.figures.efficiency_fit import (
+    allreduce_s,
+    exposed_s,
+    fit_exposure,
+    fit_rows,
+    held_work,
+    row_work,
+    scaling_errors,
+)
 from planner.figures.scaling import analytic_step_time, scale_step_time
 from planner.spec.catalog import Catalog, load_catalog
 
@@ -161,5 +179,190 @@ def main() -> None:
           f"{max(math.exp(e) - 1 for e in out_errs):.1%}")
 
 
+def _estimate(work: Work, steps_tokens: float, card: str, catalog: Catalog,
+              eff: Efficiency, fit: Fit) -> tuple[float, float, float]:
+    """(typical, fast, slow) step seconds of `steps_tokens` tokens of `work` per token, on
+    `card`, by the planner's own analytic path under `fit`."""
+    import planner.figures.efficiency as module
+
+    stored = module._EFF
+    module._EFF = eff.model_copy(update={"fit": fit})
+    try:
+        per_step = work._replace(gemm=work.gemm * steps_tokens, attn=work.attn * steps_tokens)
+        span = analytic_step_time(per_step.gemm + per_step.attn, card, catalog, "bf16",
+                                  per_step)
+    finally:
+        module._EFF = stored
+    return span.typical, span.fast, span.slow
+
+
+def _row_errors(eff: Efficiency, fit: Fit, catalog: Catalog, table: str,
+                show: bool = False) -> list[float]:
+    errs = []
+    inside = 0
+    rows = [r for r in eff.rows if r.table == table]
+    for r in rows:
+        tokens = r.micro_batch * r.accumulation * r.seq
+        published = tokens / r.tokens_per_s_per_gpu
+        t, fast, slow = _estimate(row_work(r, eff), tokens, eff.cards[table], catalog, eff, fit)
+        errs.append(t / published - 1)
+        inside += fast <= published <= slow
+        if show:
+            print(f"  {r.model:>5} seq {r.seq:>5} {r.gpus:>3} GPUs mb {r.micro_batch:>3}×"
+                  f"{r.accumulation:<2} {'ckpt' if r.checkpointing else '    '}  published "
+                  f"{published:8.3f} s  analytic {t:8.3f} s ({fast:.3f}–{slow:.3f})  error "
+                  f"{t / published - 1:+6.1%}")
+    if show:
+        print(f"  {table}: {len(rows)} rows, mean |error| "
+              f"{sum(abs(e) for e in errs) / len(errs):.1%}, worst {max(errs, key=abs):+.1%}, "
+              f"{inside}/{len(rows)} inside the stated range")
+    return errs
+
+
+def analytic_main() -> None:
+    """Print the analytic section."""
+    eff, catalog = load_efficiency(), load_catalog()
+    fit = eff.fit
+    print("\n== Analytic tier: efficiency model fitted on llm-foundry's MPT table ==")
+    for src in eff.sources:
+        print(f"  {src.key}: {src.url} ({src.date})")
+    refit = fit_rows(eff, catalog, eff.rows)
+    for c, cf in fit.chips.items():
+        r = refit.chips[c]
+        print(f"  {c}: level {cf.level:.4f} (refit {r.level:.4f}), width_scale "
+              f"{cf.width_scale:.1f} ({r.width_scale:.1f}), attention {cf.attention:.4f} "
+              f"({r.attention:.4f})")
+    print(f"  checkpointing {fit.checkpointing:.4f} (refit {refit.checkpointing:.4f}), "
+          f"micro_batch_tokens {fit.micro_batch_tokens:.1f} ({refit.micro_batch_tokens:.1f}), "
+          f"residual rms {fit.residual_rms:.4f} ({refit.residual_rms:.4f}), band "
+          f"×{fit.band_low:.3f}–×{fit.band_high:.3f}")
+    tables = [k for k in eff.cards]
+    everything: list[float] = []
+    for table in tables:
+        print(f"\n{table} (in-sample):")
+        everything += _row_errors(eff, fit, catalog, table, show=True)
+    print(f"\nAll {len(everything)} rows: mean |error| "
+          f"{sum(abs(e) for e in everything) / len(everything):.1%}, worst "
+          f"{max(everything, key=abs):+.1%}")
+    print("\nLeave one source out (refit without it, predict its rows):")
+    for table in tables:
+        rest = [r for r in eff.rows if r.table != table]
+        held = fit_rows(eff, catalog, rest)
+        chip = catalog.cards[eff.cards[table]].chip
+        if not any(catalog.cards[eff.cards[r.table]].chip == chip for r in rest):
+            # No row of this chip left: carry the reference chip's model by the rule.
+            held = held.model_copy(update={"chips": {
+                k: v for k, v in held.chips.items() if k != chip}})
+        errs = _row_errors(eff, held, catalog, table)
+        # The same rows with their chip's model dropped: carried from A100 by the rule.
+        carried = held.model_copy(update={"chips": {
+            k: v for k, v in held.chips.items() if k != chip or chip == held.reference_chip}})
+        alt = _row_errors(eff, carried, catalog, table)
+        print(f"  {table:<16} {len(errs):>3} rows  mean |error| "
+              f"{sum(abs(e) for e in errs) / len(errs):6.1%}  worst {max(errs, key=abs):+7.1%}"
+              + ("" if chip == held.reference_chip else
+                 f"   (carried from A100 instead: mean |error| "
+                 f"{sum(abs(e) for e in alt) / len(alt):.1%}, worst {max(alt, key=abs):+.1%})"))
+    print("\nHeld-out published runs (not in the fit), one card's share of the run:")
+    for h in eff.held_out:
+        tokens = h.micro_batch * h.seq
+        published = tokens / h.tokens_per_s_per_gpu
+        t, fast, slow = _estimate(held_work(h), tokens, h.card, catalog, eff, fit)
+        ok = "within 25 %" if abs(t / published - 1) <= 0.25 else "OUTSIDE 25 %"
+        print(f"  {h.source:<16} {h.what}\n    on {h.card}: published {published:.3f} s per "
+              f"micro-batch, analytic {t:.3f} s ({fast:.3f}–{slow:.3f}), error "
+              f"{t / published - 1:+.1%} ({ok}; software {h.software_year})")
+    _h100_over_a100(eff, fit, catalog)
+    _scaling(eff, catalog)
+    _encoder(eff, catalog)
+    _presets(catalog)
+
+
+def _h100_over_a100(eff: Efficiency, fit: Fit, catalog: Catalog) -> None:
+    pairs = []
+    a100 = {(r.model, r.seq, r.checkpointing): r for r in eff.rows if r.table == "mpt-a100-80"}
+    for r in eff.rows:
+        other = a100.get((r.model, r.seq, r.checkpointing))
+        if r.table == "mpt-h100" and other is not None:
+            pairs.append((other, r))
+    pub = geomean([h.tokens_per_s_per_gpu / a.tokens_per_s_per_gpu for a, h in pairs])
+    pred = []
+    for a, h in pairs:
+        ta = _estimate(row_work(a, eff), 1.0, "a100-80", catalog, eff, fit)[0]
+        th = _estimate(row_work(h, eff), 1.0, "h100-sxm", catalog, eff, fit)[0]
+        pred.append(ta / th)
+    print(f"\nH100 over A100 80GB, same model, length and checkpointing ({len(pairs)} pairs): "
+          f"published geometric mean ×{pub:.2f}, analytic ×{geomean(pred):.2f} "
+          f"({geomean(pred) / pub - 1:+.1%})")
+
+
+def _scaling(eff: Efficiency, catalog: Catalog) -> None:
+    share, rms = fit_exposure(eff, catalog)
+    print(f"\nPer-GPU throughput at several GPU counts (same model, length, micro-batch): "
+          f"fitted exposed share of the ring all-reduce {share:.3f} (rms log error {rms:.3f}; "
+          f"stored {eff.fit.allreduce_exposed:.3f})")
+    none = scaling_errors(eff, catalog, 1.0)
+    fitted = {(b.table, b.model, b.seq, r.gpus): q for b, r, _, q in
+              scaling_errors(eff, catalog, share)}
+    for b, r, p, q in none:
+        card = catalog.cards[eff.cards[b.table]]
+        ar = allreduce_s(float(b.num_params or 0), r.gpus, card.nvlink_gbps)
+        print(f"  {b.table:<15} {b.model:>5} seq {b.seq:>5} mb {b.micro_batch:>2}: "
+              f"{b.gpus:>3} → {r.gpus:>3} GPUs per-GPU ×{p:.3f} published, ×{q:.3f} with no "
+              f"overlap (ring {ar:.2f} s, exposed {exposed_s(ar, share):.2f} s), "
+              f"×{fitted[(b.table, b.model, b.seq, r.gpus)]:.3f} fitted")
+
+
+def _encoder(eff: Efficiency, catalog: Catalog) -> None:
+    from planner.figures.encoder import per_token_flops, share_band, tokens_per_s
+
+    cal = eff.encoder
+    assert cal is not None
+    seq = cal.tokens_per_request / cal.sentences_per_request
+    flops = per_token_flops(cal.shape, seq)
+    mean, lo, hi = share_band(cal)
+    print(f"\nEncoder serving calibration ({cal.source}: {cal.model} on the {cal.device}, "
+          f"{cal.peak_tflops:g} TFLOPS dense fp16; {seq:.0f} tokens per sentence, "
+          f"{flops:.3g} FLOPs per token):")
+    for r in cal.rows:
+        tps = r.requests_per_s * cal.tokens_per_request
+        share = tps * flops / (cal.peak_tflops * 1e12)
+        used = "fit" if r.fused else "left out"
+        print(f"  {r.server:<42} {r.requests_per_s:5.2f} req/s = {tps:8.0f} tokens/s = "
+              f"{share:.1%} of peak; analytic {mean * cal.peak_tflops * 1e12 / flops:8.0f} "
+              f"({mean * cal.peak_tflops * 1e12 / flops / tps - 1:+.0%}) [{used}]")
+    print(f"  share of the peak {mean:.1%}, range ×{lo:.2f}–×{hi:.2f}")
+    d0 = eff.fit.chips[eff.fit.reference_chip].width_scale
+    for card in ("a6000", "a100-80", "h100-sxm", "l40s", "rtx4090"):
+        t, low, high, _ = tokens_per_s(per_token_flops(cal.shape, 512), cal.shape.d_model,
+                                       card, catalog, "bf16", cal, d0)
+        print(f"  {cal.model} at 512 tokens on {card:<9} {t:9.0f} tokens/s "
+              f"({low:.0f}–{high:.0f})")
+
+
+def _presets(catalog: Catalog) -> None:
+    from planner.figures.analytic_tier import analytic_on
+    from planner.spec.loading import load_preset, shipped_presets
+
+    print("\nShipped presets: analytic (typical) over entered step time (throughput for "
+          "embedding), on the preset's card")
+    for name in shipped_presets():
+        preset = load_preset(name)[0]
+        t = preset.training
+        if t is None:
+            got = analytic_on(preset, preset.campaign.card, catalog, "typical").embedding
+            assert got is not None and preset.embedding is not None
+            ratio = (got.throughput_tokens_per_s.value
+                     / preset.embedding.throughput_tokens_per_s.value)
+            print(f"  {name:<15} throughput {ratio:.2f} ({preset.embedding.model})")
+            continue
+        a = analytic_on(preset, preset.campaign.card, catalog, "typical").training
+        assert a is not None
+        cells = [f"{c.step_time_s.value / e.step_time_s.value:.2f}" for c, e in
+                 zip([a.baseline, *a.variants], [t.baseline, *t.variants], strict=True)]
+        print(f"  {name:<15} {', '.join(cells)}")
+
+
 if __name__ == "__main__":
     main()
+    analytic_main()

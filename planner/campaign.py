@@ -231,7 +231,8 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
                   created: datetime | None = None, source: str | None = None,
                   corpus: Layout | None = None,
                   estimate: Estimate = DEFAULT_ESTIMATE, solver: Solver = "fast",
-                  time_limit_s: float = 5.0, extra_variants: bool = True) -> Plan:
+                  time_limit_s: float = 5.0, extra_variants: bool = True,
+                  cpu_step_times: bool = False) -> Plan:
     """Plan a campaign: validate it against the catalog, order its runs information-first,
     place them on the cards inside the usable window, and sum up what fits.
 
@@ -243,7 +244,8 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     packer, or `cp-sat` (the `solve` extra) for a proven optimum within `time_limit_s`
     (see `planner.planning.packing` for the objective). `extra_variants`: whether the
     capacity counts the variants that would fit beside the asked seeds (`advise` ranks
-    hundreds of orders without them). Raises InputError on bad input.
+    hundreds of orders without them). `cpu_step_times`: plan with step times measured on a
+    CPU (else such measurements give only memory). Raises InputError on bad input.
     """
     card, warnings = check(preset, catalog, source)
     budget_note = ""
@@ -283,7 +285,8 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
                                   budget_note=budget_note)
             return plan.model_copy(update={"assumptions": plan.assumptions.model_copy(
                 update={"estimate": estimate})})
-        on, more = measured.apply_embedding(on, measurements, c.card, card, catalog, estimate)
+        on, more = measured.apply_embedding(on, measurements, c.card, card, catalog, estimate,
+                                            cpu_step_times)
         plan = plan_embedding(on, card, campaign, warnings + more, source, corpus,
                               budget_note=budget_note)
         return plan.model_copy(update={"assumptions": plan.assumptions.model_copy(
@@ -298,7 +301,7 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     notes: list[str] = []
     if measurements is not None:
         cfgs, notes, more = measured.apply_training(on, training, cfgs, measurements, c.card,
-                                                    card, catalog, estimate)
+                                                    card, catalog, estimate, cpu_step_times)
         warnings += more
     elif training.cards_per_run > 1:
         from planner.figures.multicard import entered_note  # only for runs on several cards

@@ -182,8 +182,12 @@ def test_a_preset_start_above_the_limit_gets_the_largest_divisor() -> None:
 
 # --- out of memory in a timed step, while building, on a smaller card ------------------------
 
-def test_a_timed_step_that_ran_out_of_memory_is_discarded() -> None:
-    p = preset(4, 2)
+@pytest.mark.parametrize("micro_batch, accumulation", [(4, 2), (16, 1)])
+def test_a_timed_step_that_ran_out_of_memory_is_discarded(micro_batch: int,
+                                                           accumulation: int) -> None:
+    # After the recovery the steps run from an emptied cache: unless one clean step lays
+    # it out again, the peak recorded at micro-batch 16 is 1.5 GiB off a clean run's.
+    p = preset(micro_batch, accumulation)
     fake = FakeCuda(scale=20000)
 
     def progress(prog: Any) -> None:

@@ -67,6 +67,7 @@ def test_measure_then_plan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert "measuring baseline" in captured.err          # progress goes to stderr
     assert "largest micro-batch on a6000" in captured.out
     assert f"--measurements {out}" in captured.out
+    assert "Measured on CPU: a smoke test" in captured.out
     m = load_measurements(out)
     assert [c.config for c in m.configs] == ["baseline", "no-aux-loss"]
     assert m.command.startswith("campaign-planner measure --preset")
@@ -75,6 +76,8 @@ def test_measure_then_plan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     plan = read_plan(plans / "plan.toml")
     fig = plan.assumptions.figures[0]
     assert fig.peak_memory_gib.device.endswith("(fake-tensor estimate)")
+    assert fig.step_time_s.source == "entered"
+    assert "measured on CPU: memory used, step times kept" in plan.decisions
     assert plan.assumptions.measurements is not None
     assert plan.assumptions.measurements.file == str(out)
     # The same file against another preset is refused, naming the file and the field.

@@ -115,13 +115,61 @@ def test_a_measurement_on_another_card_is_scaled_and_never_beats_the_peak(
     assert flops / fig.step_time_s.value <= catalog.cards["a6000"].bf16_tflops * 1e12
 
 
-def test_a_cpu_measurement_gives_analytic_times_and_labelled_estimates(preset: Preset) -> None:
+def test_a_cpu_measurement_is_a_smoke_test_memory_used_step_times_kept(
+        preset: Preset) -> None:
+    plain = plan_campaign(preset, load_catalog(), created=CREATED)
     plan = plan_campaign(preset, load_catalog(), created=CREATED,
                          measurements=measurements(preset, "cpu", kind="cpu"))
-    fig = plan.assumptions.figures[0]
-    assert fig.step_time_s.source == "analytic" and "does not transfer" in fig.step_time_s.note
-    assert fig.peak_memory_gib.label() == "measured on CPU Test (fake-tensor estimate)"
-    assert "weights 5.20" in fig.peak_memory_gib.note
+    assert "measured on CPU: memory used, step times kept" in plan.decisions
+    for before, fig in zip(plain.assumptions.figures, plan.assumptions.figures, strict=True):
+        assert fig.step_time_s == before.step_time_s
+        assert fig.step_time_s.source == "entered"
+        assert fig.peak_memory_gib.label() == "measured on CPU Test (fake-tensor estimate)"
+    assert "weights 5.20" in plan.assumptions.figures[0].peak_memory_gib.note
+    assert not any("differ" in w for w in plan.warnings)
+
+
+def test_cpu_step_times_replace_the_card_s_only_when_asked(preset: Preset) -> None:
+    plan = plan_campaign(preset, load_catalog(), created=CREATED, cpu_step_times=True,
+                         measurements=measurements(preset, "cpu", kind="cpu"))
+    fig = plan.assumptions.figures[0].step_time_s
+    assert (fig.source, fig.value, fig.device) == ("measured", 2.0, "CPU Test")
+    assert "--use-cpu-step-times" in fig.note
+    assert "measured on CPU: memory used, step times kept" not in plan.decisions
+
+
+def test_the_command_line_keeps_cpu_step_times_unless_told(
+        preset: Preset, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "m.toml"
+    path.write_text(measurements_toml(measurements(preset, "cpu", kind="cpu")))
+    base = ["--preset", "ablation-7d", "--measurements", str(path), "--json",
+            "--created", "2026-01-01T00:00:00+00:00"]
+    assert main(base) == 0
+    kept = json.loads(capsys.readouterr().out)
+    assert main([*base, "--use-cpu-step-times"]) == 0
+    used = json.loads(capsys.readouterr().out)
+    assert kept != used
+    assert "measured on CPU: memory used, step times kept" in json.dumps(kept)
+    assert "measured on CPU: memory used, step times kept" not in json.dumps(used)
+
+
+def test_a_cancelled_cpu_measurement_keeps_every_figure_it_did_not_measure(
+        preset: Preset) -> None:
+    plain = plan_campaign(preset, load_catalog(), created=CREATED)
+    m = measurements(preset, "cpu", kind="cpu")
+    untimed = [c.model_copy(update={"step_time": None}) for c in m.configs[1:3]]
+    m = m.model_copy(update={"configs": [m.configs[0], *untimed], "partial": True,
+                             "file": ""})
+    plan = plan_campaign(preset, load_catalog(), measurements=m, created=CREATED)
+    figs = plan.assumptions.figures
+    assert all(f.step_time_s == b.step_time_s for f, b in
+               zip(figs, plain.assumptions.figures, strict=True))
+    assert all(f.peak_memory_gib == b.peak_memory_gib for f, b in
+               zip(figs[1:], plain.assumptions.figures[1:], strict=True))
+    assert figs[0].peak_memory_gib.source == "measured"
+    assert "the measurements are partial (stopped early): configurations not measured keep " \
+           "their previous figures" in plan.warnings
+    assert not any("differ" in w for w in plan.warnings)
 
 
 def test_a_reduced_micro_batch_is_a_documented_decision(preset: Preset) -> None:

@@ -83,17 +83,40 @@ def test_a_full_disk_under_the_journal_is_one_line_and_the_journal_stays_whole(
     h.wait_gone(plan_path.parent)
 
 
-def test_a_launcher_that_cannot_record_an_exit_counts_a_try_and_backs_off(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    plan_path = h.make_plan(tmp_path / "p", h.preset(seeds=(0,), variants={}, robustness=[],
-                                                     max_retries=1))
+def _lost_exits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, crash: str) -> Path:
+    data = h.preset(seeds=(0,), variants={}, robustness=[], max_retries=1)
+    data["ablation"]["baseline"]["factors"]["crash"] = crash
+    plan_path = h.make_plan(tmp_path / "p", data)
     ws = Workspace(plan_path.parent)
     blocked = ws.root / "exits" / "full"
     # The launcher's temporary record is a folder: writing it fails like a full disk.
     (blocked / "exit.json.tmp").mkdir(parents=True)
     monkeypatch.setattr(Workspace, "exit_record",
                         lambda self, run_id, attempt, token: blocked / "exit.json")
+    return plan_path
+
+
+def test_a_command_that_completed_without_an_exit_record_is_done(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    plan_path = _lost_exits(tmp_path, monkeypatch, "never")
+    assert main(["run", str(plan_path), "--poll", "0.02"]) == 0
+    events = [e for e in h.journal(plan_path.parent) if e["ev"] in ("started", "exited")]
+    assert [(e["ev"], e.get("outcome")) for e in events] == [("started", None),
+                                                             ("exited", "finished")]
+    run = h.load(plan_path).runs[0]
+    assert (plan_path.parent / run.checkpoint_dir / f"{run.id}.done").exists()
+    # Run again: the done record settles it, nothing starts.
+    capsys.readouterr()
+    assert main(["run", str(plan_path), "--poll", "0.02"]) == 0
+    assert "1 finished" in capsys.readouterr().out
+    assert len([e for e in h.journal(plan_path.parent) if e["ev"] == "started"]) == 1
+
+
+def test_a_launcher_that_cannot_record_an_exit_counts_a_try_and_backs_off(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    plan_path = _lost_exits(tmp_path, monkeypatch, "always")
     assert main(["run", str(plan_path), "--poll", "0.02"]) == 1
     out = capsys.readouterr().out
     assert "no exit record could be written" in out and "marked failed" in out

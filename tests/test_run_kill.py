@@ -13,10 +13,12 @@ picks the random moments.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import random
 import shutil
 import signal
+import subprocess
 import time
 from collections import Counter
 from pathlib import Path
@@ -143,3 +145,71 @@ def test_sigkill_at_random_moments(tmp_path: Path) -> None:
         stats["adopted"] += (workdir / "executor.out").read_text().count(" adopted ")
     print(f"\nkill trials: {trial} campaigns, {dict(stats)}")
     assert stats["resumed"] > 0 and stats["adopted"] > 0
+
+
+def _all_events(workdirs: list[Path]) -> int:
+    return sum(_events(w) for w in workdirs)
+
+
+def test_sigkill_with_a_second_executor_and_workdir(tmp_path: Path) -> None:
+    """Two executors, each with its own working directory, over one absolute checkpoint
+    and export root, killed at random moments (alone, or with every process of their
+    working directory: one machine of two crashing) and restarted: no run starts again
+    once its done record is written, and none is lost."""
+    rng = random.Random(int(os.environ.get("CAMPAIGN_KILL_SEED", "6")) + 1)
+    trials = max(3, KILLS // 8)
+    stats: Counter = Counter()
+    for trial in range(trials):
+        root = tmp_path / f"trial{trial}"
+        data = h.preset(steps=24, every=4)
+        data["ablation"]["checkpoint_root"] = str(root / "ckpt")
+        data["ablation"]["export_root"] = str(root / "exports")
+        plan_path = h.make_plan(root / "a", data)
+        workdirs = [plan_path.parent, root / "b"]
+        outs = [root / "a.out", root / "b.out"]
+
+        def start(k: int, plan_path: Path = plan_path, workdirs: list[Path] = workdirs,
+                  outs: list[Path] = outs) -> subprocess.Popen[bytes]:
+            extra = ("--workdir", str(workdirs[1])) if k else ()
+            return h.start(plan_path, *extra, out=outs[k])
+
+        procs = [start(0), start(1)]
+        for _ in range(KILLS_PER_TRIAL):
+            target = _all_events(workdirs) + rng.randint(1, 14)
+            while (any(p.poll() is None for p in procs)
+                   and _all_events(workdirs) < target):
+                time.sleep(0.005)
+            live = [k for k, p in enumerate(procs) if p.poll() is None]
+            if not live:
+                break
+            k = rng.choice(live)
+            everything = rng.random() < 0.5
+            _kill(procs[k], workdirs[k], everything)
+            stats["kills"] += 1
+            stats["kills_everything" if everything else "kills_executor_only"] += 1
+            procs[k] = start(k)
+        for k, p in enumerate(procs):
+            assert p.wait(60) == 0, outs[k].read_text()[-2000:]
+        for w in workdirs:
+            h.wait_gone(w)
+        plan = h.load(plan_path)
+        starts: list[tuple[str, float]] = []
+        for w in workdirs:
+            starts += [(e["run"], e["t"]) for e in h.journal(w) if e["ev"] == "started"]
+        for run in plan.runs:
+            done = json.loads(h.done_record(plan_path.parent, run).read_text())  # not lost
+            again = [t for rid, t in starts if rid == run.id and t > done["finished"]]
+            assert not again, f"{run.id} started again after its done record"
+            export = json.loads(Path(f"{run.export_name}.json").read_text())
+            if run.kind == "train":
+                assert export["state"] == h.expected(run)
+                trace = h.traces(plan, plan_path.parent)[run.id]
+                assert not [e for e in trace if e["ev"] in ("concurrent", "mismatch")]
+            for w in workdirs:  # both journals end with every run finished
+                recs = [e for e in h.journal(w) if e.get("run") == run.id
+                        and (e["ev"] == "done" or e.get("outcome") == "finished")]
+                assert recs, f"{run.id}: not finished in the journal of {w}"
+        stats["found_done"] += sum(o.read_text().count("finished before") for o in outs)
+        stats["runs"] += len(plan.runs)
+    print(f"\nkill trials, two executors: {trials} campaigns, {dict(stats)}")
+    assert stats["kills"] > 0 and stats["found_done"] > 0

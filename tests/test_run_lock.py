@@ -43,8 +43,9 @@ def test_two_executors_never_run_one_run_at_once(tmp_path: Path) -> None:
     _wait(lambda: "running elsewhere" in (tmp_path / "two.out").read_text(), first, second)
     (ckpt / "release").touch()
     assert first.wait(60) == 0 and second.wait(60) == 0
-    # The second ran it only once the first had ended.
-    assert (ckpt / "trace").read_text() == "begin\nend\nbegin\nend\n"
+    # The second found it done once the first had ended, and did not run it again.
+    assert (ckpt / "trace").read_text() == "begin\nend\n"
+    assert "finished before" in (tmp_path / "two.out").read_text()
 
 
 def test_a_slurm_task_stays_out_of_a_run_an_executor_runs(tmp_path: Path) -> None:

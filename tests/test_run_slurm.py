@@ -27,12 +27,12 @@ def test_export_files_and_options(tmp_path: Path) -> None:
     plan = h.load(plan_path)
     main = (out / "campaign.sbatch").read_text()
     evals = (out / "robustness.sbatch").read_text()
-    assert "#SBATCH --array=0-3" in main and "#SBATCH --array=0-1" in evals
+    assert "#SBATCH --array" not in main + evals  # submit.sh gives each array its share
     assert "#SBATCH --gres=gpu:1" in main and "#SBATCH --partition=gpu" in main
     assert f'#SBATCH --chdir="{plan_path.parent}"' in main and "#SBATCH --requeue" in main
     assert "#SBATCH --cpus-per-task=8" in main and "#SBATCH --mem=32G" in main
     submit = (out / "submit.sh").read_text()
-    assert "--dependency=afterok:" in submit and "PARENTS=(0 2)" in submit
+    assert '--dependency="aftercorr:$job"' in submit and "EVAL_TASKS=(0 2)" in submit
     assert len(list((out / "manifests").iterdir())) == len(plan.runs)
     for name in ("campaign.sbatch", "robustness.sbatch", "submit.sh"):
         assert subprocess.run(["bash", "-n", str(out / name)]).returncode == 0
@@ -52,12 +52,13 @@ def test_tasks_run_resume_retry_and_skip_like_the_executor(tmp_path: Path) -> No
     train = [r for r in plan.runs if not r.depends_on]
     evals = [r for r in plan.runs if r.depends_on]
     # An evaluation whose run has not finished refuses to start.
-    early = _task(out / "robustness.sbatch", 0)
+    early = _task(out / "robustness.sbatch", next(i for i, r in enumerate(train)
+                                                  if r.id == evals[0].depends_on))
     assert early.returncode == 3 and "has not finished" in early.stdout
     for i, run in enumerate(train):
         done = _task(out / "campaign.sbatch", i)
         assert done.returncode == 0, done.stdout + done.stderr
-        assert (wd / "campaign-run" / "done" / run.id).exists()
+        assert h.done_record(wd, run).exists()
         assert h.exports(plan, wd)[run.id]["state"] == h.expected(run)
         assert (wd / run.checkpoint_dir / f"{run.id}.manifest.toml").read_text() == \
             (out / "manifests" / f"{run.id}.manifest.toml").read_text()
@@ -66,8 +67,13 @@ def test_tasks_run_resume_retry_and_skip_like_the_executor(tmp_path: Path) -> No
     assert [(s["step"], s["attempt"]) for s in starts] == [(0, 1), (15, 2)]
     log = (wd / "campaign-run" / "logs" / f"{flaky.id}.log").read_text()
     assert "attempt 1 exited with code 3" in log and "CUDA_VISIBLE_DEVICES=0" in log
-    for i in range(len(evals)):
-        assert _task(out / "robustness.sbatch", i).returncode == 0
+    # Task k of the evaluations runs those of training task k, and only those.
+    for i in range(len(train)):
+        task = _task(out / "robustness.sbatch", i)
+        assert task.returncode == 0, task.stdout
+        for e in evals:
+            assert h.done_record(wd, e).exists() == (e.depends_on in
+                                                      [r.id for r in train[:i + 1]])
     # Submitted again, nothing runs again.
     again = _task(out / "campaign.sbatch", 0)
     assert again.returncode == 0 and "not run again" in again.stdout

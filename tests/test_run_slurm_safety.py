@@ -58,7 +58,7 @@ def test_a_run_that_exits_0_when_stopped_is_not_marked_finished(
     task.send_signal(sig)
     stdout, _ = task.communicate(timeout=60)
     assert task.returncode == code and word in stdout, stdout
-    assert not (wd / "campaign-run" / "done" / run.id).exists()
+    assert not h.done_record(wd, run).exists()
     assert "exited with code 0" in (wd / "campaign-run" / "logs" / f"{run.id}.log").read_text()
     if sig == signal.SIGUSR1:
         assert (tmp_path / "scontrol.calls").read_text() == "requeue 7_0\n"
@@ -115,7 +115,7 @@ def test_a_workdir_with_a_space_is_quoted_in_the_directives(tmp_path: Path) -> N
     task = subprocess.run(["bash", str(out / "campaign.sbatch")], capture_output=True,
                           text=True, env=_env(tmp_path))
     assert task.returncode == 0, task.stdout + task.stderr
-    assert (workdir / "campaign-run" / "done" / h.load(plan_path).runs[0].id).exists()
+    assert h.done_record(workdir, h.load(plan_path).runs[0]).exists()
 
 
 @pytest.mark.parametrize(("text", "seconds"), [

@@ -112,8 +112,9 @@ def main(argv: Sequence[str]) -> int:
         lines.append(f"Headroom    token_budget could rise to {s.budget_tokens:,} "
                      f"(now {e.token_budget:,})")
     if m.device.kind == "cpu":
-        lines.append("Note        a CPU timing does not transfer to a GPU: the planner turns it "
-                     "into an analytic figure; size on the rented card for a measured one")
+        lines.append("Note        a CPU timing does not transfer to a GPU: the planner takes "
+                     "the memory and keeps the throughput it had (--use-cpu-step-times to "
+                     "plan with this one); size on the rented card for a measured one")
     if args.out:
         write_atomic(args.out, measurements_toml(m), force=True)
         lines.append(f"\nWrote {args.out}: plan with campaign-planner --preset {args.preset} "

@@ -55,6 +55,10 @@ def plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--measurements", metavar="FILE",
                    help="plan from measured figures (`campaign-planner measure`), each "
                         "labelled measured, scaled or analytic")
+    p.add_argument("--use-cpu-step-times", action="store_true",
+                   help="with --measurements taken on a CPU: plan with their step times "
+                        "(by default a CPU measurement is a smoke test: its memory is used, "
+                        "the step times are kept)")
     p.add_argument("--estimate", choices=("typical", "cautious"), default="cautious",
                    help="figures taken on another card, and analytic ones, are planned on the "
                         "slow end of their range (cautious, the default) or on the calibrated "
@@ -113,7 +117,8 @@ def cmd_plan(argv: Sequence[str]) -> int:
                             measurements=measurements)
     plan = plan_campaign(preset, catalog, created=created, source=source, corpus=layout,
                          measurements=measurements, estimate=args.estimate,
-                         solver=_solver(args), time_limit_s=args.time_limit)
+                         solver=_solver(args), time_limit_s=args.time_limit,
+                         cpu_step_times=args.use_cpu_step_times)
     plan = with_overrides(plan, changed)
     card = catalog.get(preset.campaign.card)
     order, order_warnings = make_order(preset, plan, card, contact)

@@ -192,6 +192,9 @@ def main(argv: Sequence[str]) -> int:
     state = " (partial: stopped early)" if m.partial else ""
     print(f"\nWrote {out}{state}. Plan with it:\n  campaign-planner --preset {args.preset} "
           f"--measurements {out}")
+    if m.device.kind == "cpu":
+        print("Measured on CPU: a smoke test. The plan takes its memory figures and keeps "
+              "the step times it had (add --use-cpu-step-times to plan with the CPU's).")
     return code
 
 

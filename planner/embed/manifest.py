@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from planner.corpus.tokens import file_sha256
 from planner.errors import InputError, from_validation
+from planner.nofollow import create_new, ensure_dir, open_file, refusal
 from planner.spec.base import Lax
 from planner.tomlio import read_toml, write_atomic
 
@@ -108,9 +109,10 @@ class ExportDir:
 
     def _locks(self) -> Path:
         # Made only by a worker that writes: checking the exports must write nothing.
+        # The export folder and its .locks are ours: a link at either is refused.
         folder = self.path / ".locks"
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            ensure_dir(folder, self.path.parent)
         except OSError as exc:
             raise InputError(f"cannot create the export folder: {exc.strerror}",
                              file=folder) from None
@@ -125,7 +127,8 @@ class ExportDir:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        with open(self._locks() / "manifest", "a") as fh:
+        lock = self._locks() / "manifest"
+        with open(open_file(lock, os.O_WRONLY | os.O_CREAT), "w") as fh:
             fcntl.flock(fh, fcntl.LOCK_EX)
             try:
                 yield
@@ -134,6 +137,8 @@ class ExportDir:
 
     def read(self) -> Manifest | None:
         """The manifest, or None before the first shard."""
+        if self.manifest_path.is_symlink():
+            raise refusal(self.manifest_path)
         if not self.manifest_path.exists():
             return None
         try:
@@ -176,7 +181,8 @@ class ExportDir:
     def claim(self, index: int) -> IO[Any] | None:
         """An exclusive, non-blocking lock on one shard; None when another worker holds it.
         The lock goes with the process, however it ends."""
-        fh = open(self._locks() / f"shard-{index:05d}", "a")  # noqa: SIM115
+        fd = open_file(self._locks() / f"shard-{index:05d}", os.O_WRONLY | os.O_CREAT)
+        fh = open(fd, "w")  # noqa: SIM115
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -190,8 +196,10 @@ class ExportDir:
 
         final = self.path / shard_file(index)
         tmp = self.path / f".{final.name}.{os.getpid()}.tmp"
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()  # a leftover of a crashed worker with the same pid
         try:
-            with open(tmp, "wb") as fh:
+            with open(create_new(tmp), "wb") as fh:
                 np.savez(fh, ids=np.array(ids, dtype=str), vectors=vectors)
                 fh.flush()
                 os.fsync(fh.fileno())

@@ -125,6 +125,15 @@ def reference_flops(s: dict[str, Any], batch: int, *, training: bool = True) -> 
     return forward + backward + recompute
 
 
+def reference_split(s: dict[str, Any], batch: int) -> tuple[float, float]:
+    """(matrix products, attention) FLOPs of one training micro-batch through the reference:
+    `reference_flops` split for the efficiency model."""
+    tokens = batch * s["seq_len"]
+    attention = 4.0 * s["seq_len"] * s["d_model"] * s["layers"] * tokens
+    attn = attention * (4.0 if s.get("activation_checkpointing") else 3.0)
+    return reference_flops(s, batch) - attn, attn
+
+
 def activation_bytes(s: dict[str, Any], batch: int, *, training: bool = True) -> float:
     """Activation memory of one micro-batch (Korthikanti et al. 2022, fused attention)."""
     sbh = s["seq_len"] * batch * s["d_model"]

@@ -10,7 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from planner.errors import InputError
-from planner.figures.analytic import GIB, reference_flops, reference_memory
+from planner.figures.analytic import (
+    GIB,
+    reference_flops,
+    reference_memory,
+    reference_params,
+    reference_split,
+)
+from planner.figures.efficiency import Work, width_of
 from planner.figures.estimates import DEFAULT_ESTIMATE, on_card, replace_costed, set_training
 from planner.figures.measured import spec_of
 from planner.figures.scaling import Span, analytic_step_time, planned_on
@@ -37,22 +44,66 @@ def _spec(preset: Preset) -> tuple[MeasureSpec | None, str]:
     return spec, "the measurement section's reference (a stand-in, not your model)"
 
 
-def step_flops(preset: Preset, name: str, factors: dict[str, Any]) -> float | None:
-    """FLOPs of one optimizer step of configuration `name` (None: nothing to compute on)."""
+def step_work(preset: Preset, name: str, factors: dict[str, Any]
+              ) -> tuple[float, Work] | None:
+    """FLOPs of one optimizer step of configuration `name` and the step's shape for the
+    efficiency model (None: nothing to compute on)."""
     t = preset.training
     if t is None:
         return None
     model = t.model
+    ckpt = factors.get("activation_checkpointing") is True
     if model is not None and model.params is not None:
         assert model.tokens_per_sample is not None
-        recompute = 4.0 / 3.0 if factors.get("activation_checkpointing") is True else 1.0
-        return (6.0 * model.params * model.tokens_per_sample * t.micro_batch
-                * t.accumulation * recompute)
+        recompute = 4.0 / 3.0 if ckpt else 1.0
+        flops = (6.0 * model.params * model.tokens_per_sample * t.micro_batch
+                 * t.accumulation * recompute)
+        # A model given only by its parameters: all matrix products, width guessed.
+        return flops, Work(gemm=flops, attn=0.0, d_model=width_of(model.params),
+                           tokens=float(t.micro_batch * model.tokens_per_sample),
+                           checkpointing=ckpt)
     spec, _ = _spec(preset)
     if spec is None:
         return None
     s, _ = resolve_reference(spec, factors, field=f"{preset.campaign.kind}.{name}")
-    return reference_flops(s, t.micro_batch) * t.accumulation
+    gemm, attn = reference_split(s, t.micro_batch)
+    flops = (gemm + attn) * t.accumulation
+    return flops, Work(gemm=gemm * t.accumulation, attn=attn * t.accumulation,
+                       d_model=float(s["d_model"]), tokens=float(t.micro_batch * s["seq_len"]),
+                       checkpointing=bool(s.get("activation_checkpointing")))
+
+
+def step_flops(preset: Preset, name: str, factors: dict[str, Any]) -> float | None:
+    """FLOPs of one optimizer step of configuration `name` (None: nothing to compute on)."""
+    sw = step_work(preset, name, factors)
+    return sw[0] if sw is not None else None
+
+
+def trainable_params(preset: Preset, name: str, factors: dict[str, Any]) -> int:
+    """Parameters that receive gradients (what a data-parallel run all-reduces)."""
+    t = preset.training
+    assert t is not None
+    if t.model is not None and t.model.params is not None:
+        return t.model.params
+    spec, _ = _spec(preset)
+    assert spec is not None
+    s, _ = resolve_reference(spec, factors, field=f"{preset.campaign.kind}.{name}")
+    return reference_params(s).trainable
+
+
+def with_cards(span: Span, preset: Preset, name: str, factors: dict[str, Any], key: str,
+               catalog: Catalog) -> Span:
+    """`span` of one card's share, plus the exposed all-reduce of a run on several cards."""
+    t = preset.training
+    if t is None or t.cards_per_run <= 1:
+        return span
+    from planner.figures.multicard import multi_card  # only for runs on several cards
+
+    mc = multi_card(catalog.get(key), t.cards_per_run, trainable_params(preset, name, factors))
+    assert mc is not None
+    extra = mc.exposed_s
+    return Span(typical=span.typical + extra, fast=span.fast + extra, slow=span.slow + extra,
+                note=f"{span.note}; {mc.time_note()}")
 
 
 def _figure(span: Span, estimate: Estimate, key: str, what: str) -> Figure:
@@ -68,6 +119,8 @@ def analytic_on(preset: Preset, key: str, catalog: Catalog,
     kind = preset.campaign.kind
     t = preset.training
     has_params = t is not None and t.model is not None and t.model.params is not None
+    if preset.embedding is not None:
+        return _embedding_on(preset, key, catalog, estimate, spec)
     if spec is None and not has_params:
         raise InputError("the analytic tier needs the model: describe it in [" + kind +
                          ".model] (params and tokens_per_sample, or the reference sizes) or "
@@ -79,17 +132,19 @@ def analytic_on(preset: Preset, key: str, catalog: Catalog,
         mb = t.micro_batch
 
         def figures(name: str, c: Costed, factors: dict[str, Any]) -> dict[str, Any]:
-            flops = step_flops(preset, name, factors)
-            assert flops is not None
+            sw = step_work(preset, name, factors)
+            assert sw is not None
+            flops, work = sw
+            span = with_cards(analytic_step_time(flops, key, catalog, dtype, work),
+                              preset, name, factors, key, catalog)
             if has_params or spec is None:
-                return {"step_time_s": _figure(analytic_step_time(flops, key, catalog, dtype),
-                                               estimate, key, "params × tokens of [model]")}
+                return {"step_time_s": _figure(span, estimate, key,
+                                               "params × tokens of [model]")}
             s, _ = resolve_reference(spec, factors, field=f"{kind}.{name}")
             mem, one = reference_memory(s, mb), reference_memory(s, 1)
             per_sample = (mem.activations - one.activations) / GIB / max(mb - 1, 1)
             parts = ", ".join(f"{k} {v:.2f}" for k, v in mem.gib().items() if k != "total")
-            return {"step_time_s": _figure(analytic_step_time(flops, key, catalog, dtype),
-                                           estimate, key, what),
+            return {"step_time_s": _figure(span, estimate, key, what),
                     "peak_memory_gib": Figure(
                         value=mem.total / GIB, source="analytic", card=key,
                         note=f"weights + gradients + optimizer + activations: {parts} GiB "
@@ -97,17 +152,46 @@ def analytic_on(preset: Preset, key: str, catalog: Catalog,
                     "memory_per_sample_gib": per_sample or None}
 
         return set_training(moved, replace_costed(t, figures))
-    e = moved.embedding
-    assert e is not None and spec is not None
+    raise AssertionError("a preset is a training or an embedding campaign")
+
+
+def _embedding_on(preset: Preset, key: str, catalog: Catalog, estimate: Estimate,
+                  spec: MeasureSpec | None) -> Preset:
+    """The embedding preset on card `key` with the analytic throughput: the encoder's FLOPs
+    per padded token (the measurement section's reference encoder, or the shape of the
+    encoder it names) at the share of the peak published servers reach."""
+    from planner.figures.efficiency import chip_fit, load_efficiency
+    from planner.figures.encoder import per_token_flops, tokens_per_s
+
+    e = preset.embedding
+    assert e is not None
+    eff = load_efficiency()
+    cal = eff.encoder
+    assert cal is not None
+    d0 = chip_fit(cal.chip, eff.fit)[1].width_scale
+    catalog.get(key, field="--cards")
     seq = min(e.lengths.max, e.truncation_tokens)
     batch = max(1, e.grouped_budget // seq) if e.batching == "length-grouped" else e.batch_size
-    s, _ = resolve_reference(spec.model_copy(update={"seq_len": seq}), {})
-    span = analytic_step_time(reference_flops(s, batch, training=False), key, catalog, dtype)
-    tokens = batch * seq
-    fig = Figure(value=tokens / span.pick(estimate), source="analytic", card=key,
-                 low=tokens / span.slow, high=tokens / span.fast,
-                 note=f"{batch} × {seq} tokens per batch; {span.note}")
-    return moved.model_copy(update={"embedding": e.model_copy(
+    if spec is not None and spec.reference is not None:
+        s, _ = resolve_reference(spec.model_copy(update={"seq_len": seq}), {})
+        flops = reference_flops(s, batch, training=False) / (batch * seq)
+        width, what = float(s["d_model"]), "the measurement section's reference encoder"
+    elif e.model in cal.shapes:
+        flops = per_token_flops(cal.shapes[e.model], seq)
+        width, what = float(cal.shapes[e.model].d_model), f"the shape of {e.model}"
+    else:
+        raise InputError(f"the analytic tier needs the encoder's sizes: give [embedding."
+                         f"measure] with reference = \"encoder\" (no shape is known for "
+                         f"{e.model!r})", field="embedding.measure")
+    dtype = spec.dtype if spec is not None else "bf16"
+    typical, low, high, note = tokens_per_s(flops, width, key, catalog, dtype, cal, d0)
+    fig = Figure(value=low if estimate == "cautious" else typical, source="analytic",
+                 card=key, low=low, high=high,
+                 note=f"{batch} × {seq} tokens per batch, computed on {what}; {note}; "
+                      f"{planned_on(estimate)}")
+    moved = on_card(preset, key)
+    assert moved.embedding is not None
+    return moved.model_copy(update={"embedding": moved.embedding.model_copy(
         update={"throughput_tokens_per_s": fig})})
 
 
@@ -137,12 +221,12 @@ def disagreements(preset: Preset, entered: dict[str, Figure], planned: dict[str,
             analytic, what_here = plan.value, "the measured model's counted FLOPs"
         else:
             try:
-                flops = step_flops(preset, name, factors)
+                sw = step_work(preset, name, factors)
             except InputError:
                 continue
-            if flops is None:
+            if sw is None:
                 continue
-            analytic = analytic_step_time(flops, key, catalog, dtype).typical
+            analytic = analytic_step_time(sw[0], key, catalog, dtype, sw[1]).typical
             what_here = what
         ratio = base.value / analytic
         if ratio > DISAGREE or ratio < 1 / DISAGREE:

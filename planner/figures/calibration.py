@@ -56,12 +56,6 @@ class Calibration(Strict):
     """Catalog key of the card every speed is relative to."""
     compute_share: float = Field(gt=0, le=1)
     """Share of a typical step on the reference card that scales with the dense peak."""
-    analytic_mfu: float = Field(gt=0, le=1)
-    """Model FLOPs utilization assumed on the reference card by the analytic tier."""
-    analytic_low: float = Field(gt=0, le=1)
-    """Analytic step time, fast end, as a multiple of the typical one (MFU assumption)."""
-    analytic_high: float = Field(ge=1)
-    """Analytic step time, slow end, as a multiple of the typical one."""
     min_band: float = Field(ge=0, lt=1)
     """Narrowest relative range given to any estimate (the fit's own error)."""
     models: list[str] = Field(min_length=1)
@@ -114,11 +108,18 @@ def efficiency(card: Card, cal: Calibration) -> float:
 
 def tau(card: Card, ref: Card, dtype: Dtype, cal: Calibration) -> float:
     """Time of a typical step on `card`, relative to the reference card."""
-    peak = card.peak_tflops(dtype) or card.bf16_tflops
+    return tau_of(card.peak_tflops(dtype) or card.bf16_tflops, card.bandwidth_gbps,
+                  card.chip, ref, dtype, cal)
+
+
+def tau_of(peak: float, bandwidth_gbps: float, chip: str, ref: Card, dtype: Dtype,
+           cal: Calibration) -> float:
+    """`tau` of a device given by its dense peak, bandwidth and chip (one outside the
+    catalog)."""
     ref_peak = ref.peak_tflops(dtype) or ref.bf16_tflops
     s = cal.compute_share
-    return (s * ref_peak / (efficiency(card, cal) * peak)
-            + (1.0 - s) * ref.bandwidth_gbps / card.bandwidth_gbps)
+    return (s * ref_peak / (cal.efficiency.get(chip, 1.0) * peak)
+            + (1.0 - s) * ref.bandwidth_gbps / bandwidth_gbps)
 
 
 def _deviations(key: str, cal: Calibration) -> list[float] | None:
@@ -163,23 +164,3 @@ def speedup(src_key: str, dst_key: str, catalog: Catalog, dtype: Dtype) -> Speed
             f"{efficiency(dst, cal):g}, the rest on memory bandwidth "
             f"({cal.sources[0].key}, {cal.sources[0].date})")
     return Speedup(typical=typical, low=typical * lo, high=typical * hi, note=note)
-
-
-def analytic_seconds(flops: float, dst_key: str, catalog: Catalog, dtype: Dtype
-                     ) -> tuple[float, float, float, str]:
-    """(typical, fast, slow, note): seconds of `flops` on `dst_key` by the analytic tier."""
-    cal = load_calibration()
-    dst, ref = catalog.get(dst_key), catalog.get(cal.reference_card)
-    ref_peak = ref.peak_tflops(dtype) or ref.bf16_tflops
-    t = flops / (cal.analytic_mfu * ref_peak * 1e12) * tau(dst, ref, dtype, cal)
-    lo, hi = spread(cal.reference_card, dst_key, cal)
-    peak = dst.peak_tflops(dtype) or dst.bf16_tflops
-    floor = flops / (peak * 1e12)
-    fast, slow = max(t * cal.analytic_low / hi, floor), t * cal.analytic_high / lo
-    t = max(t, floor)
-    implied = flops / t / (peak * 1e12)
-    note = (f"{flops:.3g} FLOPs at {cal.analytic_mfu:.0%} MFU on {cal.reference_card} "
-            f"(assumed), moved to {dst_key} by the calibrated rule: {implied:.0%} of its "
-            f"dense peak")
-    return t, fast, slow, note
-

@@ -4,9 +4,12 @@ Per configuration and target card:
 - measured on the same card model → `measured on <device>`;
 - measured on another catalog card → `scaled from <device>` (step time by the roofline rule of
   `planner.figures.scaling`; memory carried over unchanged: same dtype, same batch);
-- measured on a device with no known peak (a CPU) → the step time is `analytic` (counted
-  FLOPs at an assumed MFU: a CPU timing says nothing about a GPU) and the memory is the
-  fake-tensor estimate, labelled as one.
+- measured on a CPU → a smoke test: the memory (the fake-tensor estimate, labelled as one)
+  is used, the step times the plan had are kept ("measured on CPU: memory used, step times
+  kept"): a CPU timing says nothing about a GPU. `--use-cpu-step-times` plans with the CPU
+  timings themselves (to exercise a plan end to end on a laptop);
+- measured on a GPU the catalog does not know → the step time is `analytic` (the counted
+  FLOPs at the fitted efficiency of `planner.figures.analytic_time`).
 The micro-batch comes from the measurement's search when it sized for this very card, else
 from the measured peak and its per-sample growth; a reduction keeps the effective batch and
 is written into the plan's decisions.
@@ -98,8 +101,9 @@ def check_matches(preset: Preset, m: Measurements) -> list[str]:
                                  f"preset has {wanted[cm.config]}: measure again",
                                  file=m.file, field=f"configs[{i}].factors")
     if m.partial:
-        warnings.append(f"{m.file or 'the measurements'} is partial (stopped early): "
-                        "configurations not measured keep their previous figures")
+        what = f"{m.file} is" if m.file else "the measurements are"
+        warnings.append(f"{what} partial (stopped early): configurations not measured keep "
+                        "their previous figures")
     return warnings
 
 
@@ -129,13 +133,30 @@ def memory_figure(cm: ConfigMeasurement, m: Measurements, card_key: str,
                   device=m.device.name, note=note)
 
 
+CPU_KEPT = "measured on CPU: memory used, step times kept"
+"""What a plan says of measurements taken on a CPU (without `--use-cpu-step-times`)."""
+
+
+def smoke_test(m: Measurements, cpu_step_times: bool = False) -> bool:
+    """Whether the measurements are a CPU smoke test whose step times the plan ignores."""
+    return m.device.kind == "cpu" and not cpu_step_times
+
+
 def step_figure(cm: ConfigMeasurement, m: Measurements, card_key: str, card: Card,
-                catalog: Catalog, estimate: Estimate = "cautious") -> Figure | None:
-    """The step time figure of a configuration on `card_key` (None: nothing usable),
-    derived from the measurement (its anchor) whatever card was planned before."""
-    if cm.step_time is None:
+                catalog: Catalog, estimate: Estimate = "cautious",
+                cpu_step_times: bool = False) -> Figure | None:
+    """The step time figure of a configuration on `card_key` (None: nothing usable, or a
+    CPU timing not asked for), derived from the measurement (its anchor) whatever card was
+    planned before."""
+    if cm.step_time is None or smoke_test(m, cpu_step_times):
         return None
     st = cm.step_time
+    if m.device.kind == "cpu":
+        return Figure(value=st.median_s, source="measured", card=card_key,
+                      device=m.device.name,
+                      note=f"CPU timing planned as asked (--use-cpu-step-times): median of "
+                           f"{st.steps} steps at micro-batch {cm.micro_batch} × "
+                           f"{cm.accumulation}; it says nothing of {card.name}'s speed")
     src_key = _device_card(m, catalog)
     if src_key == card_key:
         mfu = f"; MFU {cm.mfu:.0%}" if cm.mfu is not None else ""
@@ -215,16 +236,18 @@ def choose_batch(cm: ConfigMeasurement, training: Training, card_key: str,
 
 def apply_training(preset: Preset, training: Training, cfgs: list[Config], m: Measurements,
                    card_key: str, card: Card, catalog: Catalog,
-                   estimate: Estimate = "cautious"
+                   estimate: Estimate = "cautious", cpu_step_times: bool = False
                    ) -> tuple[list[Config], list[str], list[str]]:
     """The configurations with measured figures; notes for the decisions; warnings. A
-    configuration the measurements did not time keeps its previous figures whole."""
+    configuration the measurements did not time keeps its previous figures whole; on a CPU
+    only the memory is taken (`smoke_test`)."""
     from planner.figures.multicard import multi_card  # loads only for measured plans
 
     budget = memory_budget(card, preset.overheads)
     measured = m.by_config()
     out: list[Config] = []
-    notes: list[str] = []
+    smoke = smoke_test(m, cpu_step_times)
+    notes: list[str] = [CPU_KEPT] if smoke else []
     warnings: list[str] = []
     for cfg in cfgs:
         cm = measured.get(cfg.name)
@@ -236,13 +259,14 @@ def apply_training(preset: Preset, training: Training, cfgs: list[Config], m: Me
         mc = multi_card(card, training.cards_per_run, cm.trainable_params)
         mb, acc, peak, fits, reason, how = choose_batch(
             cm, training, card_key, budget - (mc.extra_gib if mc else 0.0))
-        step = step_figure(cm, m, card_key, card, catalog, estimate)
+        step = cfg.step_time if smoke else step_figure(cm, m, card_key, card, catalog,
+                                                       estimate, cpu_step_times)
         if mc is not None:
             peak += mc.extra_gib
-            notes.append(f"{cfg.name}: {mc.cards} cards per run: {mc.time_note()}; "
-                         f"{mc.memory_note()}")
-            if step is not None:
-                step = step.model_copy(update={"value": step.value + mc.allreduce_s,
+            timing = "" if smoke else f"{mc.time_note()}; "
+            notes.append(f"{cfg.name}: {mc.cards} cards per run: {timing}{mc.memory_note()}")
+            if step is not None and not smoke:
+                step = step.model_copy(update={"value": step.value + mc.exposed_s,
                                                "note": f"{step.note}; {mc.time_note()}"})
         if step is None:
             warnings.append(f"{cfg.name}: no usable step time in the measurements: the "
@@ -268,8 +292,8 @@ def apply_training(preset: Preset, training: Training, cfgs: list[Config], m: Me
 
 
 def apply_embedding(preset: Preset, m: Measurements, card_key: str, card: Card,
-                    catalog: Catalog, estimate: Estimate = "cautious"
-                    ) -> tuple[Preset, list[str]]:
+                    catalog: Catalog, estimate: Estimate = "cautious",
+                    cpu_step_times: bool = False) -> tuple[Preset, list[str]]:
     """The preset with its throughput replaced by the measured (or scaled) one."""
     e = preset.embedding
     assert e is not None
@@ -277,7 +301,9 @@ def apply_embedding(preset: Preset, m: Measurements, card_key: str, card: Card,
     if cm is None or not cm.tokens_per_step:
         return preset, ["the measurements hold no embedding batch: the entered throughput "
                         "is kept"]
-    step = step_figure(cm, m, card_key, card, catalog, estimate)
+    if smoke_test(m, cpu_step_times):
+        return preset, ["measured on CPU: memory used, throughput kept"]
+    step = step_figure(cm, m, card_key, card, catalog, estimate, cpu_step_times)
     if step is None:
         return preset, ["the embedding batch was not timed: the entered throughput is kept"]
     fig = step.model_copy(update={

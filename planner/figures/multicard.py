@@ -10,7 +10,9 @@ NCCL's buffers:
   bidirectional total). The link is NVLink when the card has it and the run's cards are no
   more than it joins (a bridge joins 2, an HGX board 8), PCIe otherwise. Gradients are fp32
   (`GRAD_BYTES`): autocast keeps fp32 master weights. DDP overlaps bucket all-reduces with
-  the backward pass; no overlap is assumed here, so the term is an upper bound.
+  the backward pass: a step waits for the share `allreduce_exposed` of the ring time fitted
+  on llm-foundry's per-GPU throughput at several GPU counts (`presets/efficiency.toml`), and
+  at least for the last bucket, which only starts when the backward pass ends.
 - **Memory.** DDP's reducer copies gradients into flat buckets (`bucket_cap_mb` = 25 each)
   that together hold one more copy of the gradients, unless `gradient_as_bucket_view=True`
   (torch.nn.parallel.DistributedDataParallel docs); NCCL's buffers (NCCL_BUFFSIZE = 4 MiB per
@@ -24,6 +26,8 @@ from typing import NamedTuple
 from planner.spec.catalog import Card
 
 GIB = 2**30
+BUCKET_BYTES = 25 * 2**20
+"""DDP's `bucket_cap_mb` default: the last bucket's all-reduce cannot overlap."""
 GRAD_BYTES = 4
 """Bytes per gradient element (fp32 master weights under autocast)."""
 NCCL_GIB = 0.5
@@ -39,6 +43,9 @@ class MultiCard(NamedTuple):
     """Bandwidth in one direction, decimal GB/s."""
     gradient_gib: float
     allreduce_s: float
+    """The ring all-reduce of every gradient, overlap left aside."""
+    exposed_s: float
+    """What a step waits for of it (added to the one-card step time)."""
     bucket_gib: float
     nccl_gib: float
 
@@ -49,10 +56,12 @@ class MultiCard(NamedTuple):
 
     def time_note(self) -> str:
         """How the all-reduce term was reckoned."""
-        return (f"+ {self.allreduce_s:.3g} s per step: ring all-reduce of "
+        return (f"+ {self.exposed_s:.3g} s per step: ring all-reduce of "
                 f"{self.gradient_gib:.2f} GiB fp32 gradients across {self.cards} cards over "
-                f"{self.link} ({self.link_gbps:g} GB/s each way, × 2(n−1)/n), no overlap with "
-                "the backward pass assumed (analytic, not measured on several cards)")
+                f"{self.link} ({self.link_gbps:g} GB/s each way, × 2(n−1)/n) takes "
+                f"{self.allreduce_s:.3g} s, the rest hidden behind the backward pass (exposed "
+                "share fitted on published per-GPU throughput; analytic, not measured on "
+                "several cards)")
 
     def memory_note(self) -> str:
         """How the extra memory was reckoned."""
@@ -71,11 +80,17 @@ def multi_card(card: Card, cards: int, trainable_params: int) -> MultiCard | Non
     """The all-reduce and memory terms of a run on `cards` cards; None for one card."""
     if cards <= 1:
         return None
+    from planner.figures.efficiency import load_fit  # only for runs on several cards
+
     link, gbps = link_of(card, cards)
     grad_bytes = float(trainable_params) * GRAD_BYTES
-    seconds = 2.0 * (cards - 1) / cards * grad_bytes / (gbps * 1e9)
+    ring = 2.0 * (cards - 1) / cards / (gbps * 1e9)
+    seconds = ring * grad_bytes
+    exposed = max(load_fit().allreduce_exposed * seconds,
+                  ring * min(grad_bytes, BUCKET_BYTES))
     return MultiCard(cards=cards, link=link, link_gbps=gbps, gradient_gib=grad_bytes / GIB,
-                     allreduce_s=seconds, bucket_gib=grad_bytes / GIB, nccl_gib=NCCL_GIB)
+                     allreduce_s=seconds, exposed_s=exposed, bucket_gib=grad_bytes / GIB,
+                     nccl_gib=NCCL_GIB)
 
 
 def entered_note(cards: int) -> str:

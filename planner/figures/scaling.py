@@ -3,7 +3,8 @@
 A step time taken on card X moves to card Y by the calibrated speed-up of
 `planner.figures.calibration` (fitted on published single-GPU training throughput), with the range
 that the published models spread over. The analytic tier divides counted FLOPs by the
-reference card's dense peak at an assumed MFU and moves the result by the same rule. No
+peak the efficiency model fitted on published LLM training runs gives (see
+`planner.figures.analytic_time`) and moves the result by the same rule. No
 estimate implies more than Y's dense peak for the dtype: when the FLOPs are known, a step is
 never shorter than FLOPs ÷ peak_Y. A timing on a device with no known peak (a CPU) does not
 transfer at all: the analytic tier takes over.
@@ -15,7 +16,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from planner.figures.calibration import analytic_seconds, speedup
+from planner.figures.analytic_time import analytic_seconds
+from planner.figures.calibration import speedup
+from planner.figures.efficiency import Work
 from planner.spec.catalog import Card, Catalog, Dtype
 from planner.spec.costs import Estimate
 
@@ -90,7 +93,9 @@ def scale_step_time(seconds: float, flops: float | None, src_key: str, dst_key: 
                 slow=max(seconds / sp.low, floor), note=sp.note)
 
 
-def analytic_step_time(flops: float, dst_key: str, catalog: Catalog, dtype: Dtype) -> Span:
-    """The analytic tier's step time for `flops` on `dst_key`."""
-    t, fast, slow, note = analytic_seconds(flops, dst_key, catalog, dtype)
+def analytic_step_time(flops: float, dst_key: str, catalog: Catalog, dtype: Dtype,
+                       work: Work | None = None) -> Span:
+    """The analytic tier's step time for `flops` on `dst_key` (`work`: how the FLOPs split
+    and the step's shape, see `planner.figures.efficiency`)."""
+    t, fast, slow, note = analytic_seconds(flops, dst_key, catalog, dtype, work)
     return Span(typical=t, fast=fast, slow=slow, note=note)

@@ -10,7 +10,8 @@ Three rules make the figures those of a run, not of the search (see `backend`):
 3. **Steady state only**: a probe runs a throwaway step (it creates the optimizer state the
    way a run's first step does, and leaves the cache a run's later steps reuse), then the
    step it counts. The timed run counts each step's own peak and retries, and discards a
-   step that ran out of memory.
+   step that ran out of memory; after one it starts over from a clean slate and runs one
+   untimed step, so the steps timed after the recovery peak as a clean run's do.
 """
 
 from __future__ import annotations
@@ -108,10 +109,10 @@ def timed_run(b: Backend, w: Workload | None, step: Callable[[], None], warmup: 
         if ran(lambda: box.append(b.time(step)), b.oom_errors):
             in_a_row = 0
             return box[0]
-        # Outside the handler now: gradients go, the optimizer state stays (steady state).
-        if w is not None and w.optimizer is not None:
-            w.optimizer.zero_grad(set_to_none=True)
-        b.clean_slate()
+        # Outside the handler now. The recovery empties the cache, so later steps would find
+        # another layout than a run's: start over as a fresh process does (no gradients, no
+        # optimizer state), and the caller runs one clean untimed step before timing again.
+        fresh(b, w)
         in_a_row += 1
         out.discarded += 1
         if in_a_row > 1:
@@ -129,6 +130,8 @@ def timed_run(b: Backend, w: Workload | None, step: Callable[[], None], warmup: 
         before = b.retries()
         seconds = attempt()
         if seconds is None:
+            while attempt() is None:  # the clean step; twice in a row raises
+                pass
             continue
         got = b.peak()
         if got is not None:

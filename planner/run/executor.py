@@ -20,9 +20,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from planner.errors import InputError
+from planner.nofollow import LinkRefused
 from planner.planning.plan import Plan, Run
 from planner.run.journal import History, Journal, RunRecord, Workspace
 from planner.run.launch import go, spawn
+from planner.run.once import done_words, read_done
 from planner.run.params import check_manifest, run_fingerprint, write_manifest
 from planner.run.procs import (
     alive,
@@ -175,7 +177,12 @@ class Executor:
             need = len(run.card)
             if need > len(free):
                 return  # plan order: later runs do not jump ahead of a wider one
-            lock = run_lock(self.ws.workdir, run)
+            try:
+                lock = run_lock(self.ws.workdir, run)
+            except LinkRefused as exc:
+                self.blocked[run.id] = str(exc)
+                self.say(f"refused: {exc}")
+                continue
             if lock is None:
                 if run.id not in self.waiting:
                     self.waiting.add(run.id)
@@ -183,11 +190,29 @@ class Executor:
                              f"{lock_path(self.ws.workdir, run)} is held)")
                 continue
             self.waiting.discard(run.id)
-            take, free = free[:need], free[need:]
             try:
+                # Only now, with the lock held, is the done record final: a run that
+                # finished elsewhere while this one waited is found here.
+                if self._found_done(run):
+                    continue
+                take, free = free[:need], free[need:]
                 self.launch(run, take, lock)
+            except LinkRefused as exc:
+                self.blocked[run.id] = str(exc)
+                self.say(f"refused: {exc}")
             finally:
                 os.close(lock)  # the launcher holds its own copy for the run's lifetime
+
+    def _found_done(self, run: Run) -> bool:
+        """Journal a run whose done record says it finished (from another working
+        directory, plan copy or SLURM task, or before its exit could be journalled)."""
+        record = read_done(self.ws.workdir, run, self.fps[run.id])
+        if record is None:
+            return False
+        self.event("done", run=run.id, fingerprint=self.fps[run.id],
+                   by=done_words(record))
+        self.say(f"{run.id} finished before ({done_words(record)}): not run again")
+        return True
 
     def _checkpoint_mtime(self, run: Run) -> float | None:
         if run.kind != "train":  # others read or share a folder: nothing of their own to see
@@ -235,6 +260,12 @@ class Executor:
         except (OSError, ValueError, KeyError):
             return False, None
 
+    def _done_record(self, run: Run) -> bool:
+        try:
+            return read_done(self.ws.workdir, run, self.fps[run.id]) is not None
+        except LinkRefused:
+            return False
+
     def reap(self) -> None:
         for a in list(self.active.values()):
             if a.proc is not None:
@@ -249,6 +280,9 @@ class Executor:
         rid = a.run.id
         self.active.pop(rid, None)
         recorded, code = self._exit_code(a)
+        if code != 0 and self._done_record(a.run):
+            # The command completed and said so before its exit record was lost.
+            recorded, code = True, 0
         if not recorded and a.process.get("pid"):
             # The launcher died without a record: make sure nothing of the run lives on.
             kill_leftovers(a.process["pid"], rid)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.errors import InputError
+from planner.nofollow import ensure_dir, open_file, sync_dir
 
 RUN_DIR = "campaign-run"
 """Folder, inside the working directory, of the journal, the logs and the exit records."""
@@ -53,7 +54,9 @@ class Workspace:
 def read_events(path: Path) -> list[dict[str, Any]]:
     """Every complete event in the journal; [] when there is none yet."""
     try:
-        raw = path.read_bytes()
+        fd = open_file(path, os.O_RDONLY, shared_ok=True)  # a link is refused, not read
+        with os.fdopen(fd, "rb") as fh:
+            raw = fh.read()
     except FileNotFoundError:
         return []
     except OSError as exc:
@@ -86,6 +89,7 @@ FIELDS: dict[str, dict[str, Any]] = {
     "progress": {"run": str, "attempt": int, "step": int},
     "exited": {"run": str, "attempt": int, "outcome": str},
     "reset": {"run": str},
+    "done": {"run": str, "fingerprint": str},
     "stop": {},
 }
 """The fields each kind of event must have, and their types, for the fold to read it."""
@@ -139,10 +143,12 @@ class Journal:
                              file=path) from None
 
     def _open(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        new = not path.exists()
+        # The working directory is the user's; campaign-run/ and the journal in it are
+        # ours, and a link at either is refused.
+        ensure_dir(path.parent, path.parent.parent)
+        new = not os.path.lexists(path)
         self.path = path
-        self.fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        self.fd = open_file(path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
         size = os.fstat(self.fd).st_size
         if size:
             # Trim a torn tail so the next event does not glue onto half a line.
@@ -152,11 +158,7 @@ class Journal:
                 os.ftruncate(self.fd, size)
         self.size = size
         if new:
-            dfd = os.open(path.parent, os.O_RDONLY)
-            try:
-                os.fsync(dfd)
-            finally:
-                os.close(dfd)
+            sync_dir(path.parent)
 
     def append(self, ev: str, **fields: Any) -> dict[str, Any]:
         """Record one event durably and return it."""
@@ -252,6 +254,8 @@ class History:
             r.failures += outcome in ("retry", "failed")
             r.state = {"finished": "finished", "failed": "failed",
                        "retry": "retrying"}.get(outcome, "interrupted")
+        elif ev == "done":  # found done by its done record: finished by another launcher
+            r.fingerprint, r.state, r.exit_code, r.ended = e["fingerprint"], "finished", 0, e["t"]
         elif ev == "reset":
             r.state, r.failures = "interrupted" if r.attempts else "pending", 0
 

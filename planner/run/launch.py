@@ -11,8 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from planner.nofollow import append_fd, ensure_dir
 from planner.planning.plan import Run
 from planner.run.journal import Workspace
+from planner.run.once import done_path
+from planner.run.params import run_fingerprint
 from planner.run.procs import SHIM, identity, launch_mode, run_env
 
 
@@ -33,12 +36,12 @@ def spawn(ws: Workspace, run: Run, cards: list[int], attempt: int, lock: int,
     wd = ws.workdir
     token = secrets.token_hex(4)
     exit_file = ws.exit_record(run.id, attempt, token)
-    exit_file.parent.mkdir(parents=True, exist_ok=True)
+    ensure_dir(exit_file.parent, wd)
     resuming = (wd / run.resume).exists()
     mode, args = launch_mode(run.command)
     log_path = ws.log(run.id)
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "ab") as log:
+    ensure_dir(log_path.parent, wd)
+    with open(append_fd(log_path), "ab") as log:
         log.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} attempt {attempt} on "
                   f"card(s) {cards} ({mode}); resume: "
                   f"{run.resume if resuming else 'none'}\n".encode())
@@ -46,7 +49,7 @@ def spawn(ws: Workspace, run: Run, cards: list[int], attempt: int, lock: int,
         env = run_env(run, wd, cards, attempt, plan_path, campaign_id)
         proc = subprocess.Popen(
             [sys.executable, "-I", str(SHIM), str(exit_file), "--lock", str(lock),
-             f"--{mode}", *args],
+             "--done", str(done_path(wd, run)), run_fingerprint(run), f"--{mode}", *args],
             stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, cwd=wd, env=env,
             start_new_session=True, pass_fds=(lock,))
     return Spawned(proc, {**identity(proc.pid), "token": token}, mode, resuming)

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from planner.errors import InputError
+from planner.nofollow import ensure_dir, open_file
 from planner.planning.export import read_plan
 from planner.planning.plan import Plan, plan_id
 from planner.run.journal import History, Journal, Workspace, fold, read_events
@@ -47,8 +48,10 @@ def load_plan(path: str) -> tuple[Plan, Path]:
 
 
 def workspace(plan_path: Path, workdir: str | None) -> Workspace:
-    """Paths in the plan resolve against `workdir`, by default the plan's folder."""
-    wd = Path(workdir).expanduser().absolute() if workdir else plan_path.parent
+    """Paths in the plan resolve against `workdir`, by default the folder that really holds
+    the plan: a plan.toml linked into another folder runs where it lives, with the one
+    journal and the one executor lock there."""
+    wd = Path(workdir).expanduser().absolute() if workdir else plan_path.resolve().parent
     if wd.exists() and not wd.is_dir():
         raise InputError("exists and is not a folder", file=wd, field="--workdir")
     return Workspace(wd)
@@ -140,8 +143,8 @@ def is_revision(plan: Plan, hist: History) -> bool:
 def locked(ws: Workspace) -> Iterator[None]:
     """Hold the working directory's executor lock; refuse when another executor has it."""
     try:
-        ws.root.mkdir(parents=True, exist_ok=True)
-        fd = os.open(ws.lock, os.O_RDWR | os.O_CREAT, 0o644)
+        ensure_dir(ws.root, ws.workdir)
+        fd = open_file(ws.lock, os.O_RDWR | os.O_CREAT)
     except OSError as exc:
         raise InputError(f"cannot create the executor's lock: {exc.strerror or exc}",
                          file=ws.lock) from None

@@ -4,40 +4,19 @@ process recorded in the journal is still the same one alive."""
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import signal
 from pathlib import Path
 from typing import Any
 
 from planner.planning.plan import Run
+from planner.run.once import lock_path, run_lock
 from planner.run.progress import progress_path
 from planner.spec.templates import launch_mode
 
 SHIM = Path(__file__).with_name("shim.py")
 __all__ = ["SHIM", "alive", "identity", "kill_leftovers", "launch_mode", "lock_path",
            "run_env", "run_lock", "signal_group"]
-
-
-def lock_path(workdir: Path, run: Run) -> Path:
-    """`<checkpoint_dir>/<run id>.lock`: beside the run's checkpoints, wherever they are, so
-    executors started from different folders (or SLURM tasks) share it."""
-    return workdir / run.checkpoint_dir / f"{run.id}.lock"
-
-
-def run_lock(workdir: Path, run: Run) -> int | None:
-    """An open descriptor holding the run's lock, or None while another process holds it.
-    The lock (flock) lives as long as a process keeps the descriptor open: the run's
-    launcher, which ends after every process of the run."""
-    path = lock_path(workdir, run)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return None
-    return fd
 
 
 def run_env(run: Run, workdir: Path, cards: list[int], attempt: int, plan_path: Path,

@@ -12,13 +12,15 @@ from planner.spec.shipped import FOLDER, shipped
 from planner.tomlio import parse_toml, read_toml
 
 DEFAULT_PRESET = "ablation-7d"
+DATA_FILES = ("cards.toml", "throughput.toml", "efficiency.toml")
+"""Shipped TOML files that are data, not presets."""
 
 
 def shipped_presets() -> dict[str, str]:
     """Shipped preset names and their one-line purpose (the file's first comment)."""
     out: dict[str, str] = {}
     for entry in sorted(FOLDER.iterdir(), key=lambda e: e.name):
-        if entry.name.endswith(".toml") and entry.name not in ("cards.toml", "throughput.toml"):
+        if entry.name.endswith(".toml") and entry.name not in DATA_FILES:
             first = entry.read_text(encoding="utf-8").splitlines()[0]
             out[entry.name[:-5]] = first.lstrip("# ").strip()
     return out

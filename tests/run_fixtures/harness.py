@@ -145,6 +145,11 @@ def expected(run: Run) -> str:
     return expected_state(run.id, run.seed, run.steps, params)
 
 
+def done_record(workdir: Path, run: Run) -> Path:
+    """Where a run's done record is: beside its checkpoints."""
+    return workdir / run.checkpoint_dir / f"{run.id}.done"
+
+
 def journal(workdir: Path) -> list[dict[str, Any]]:
     path = workdir / "campaign-run" / "journal.jsonl"
     return [json.loads(x) for x in path.read_text().splitlines()]

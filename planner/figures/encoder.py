@@ -1,0 +1,133 @@
+"""Embedding throughput before measuring: the encoder's FLOPs per token at the share of the
+dense peak published encoder servers reach (`[encoder]` of `presets/efficiency.toml`).
+
+Per padded token a BERT-family encoder costs 2 · (matrix-product weights) + 4 · layers ·
+d_model · seq FLOPs (the attention products over the padded length). The share of the dense
+fp16 peak is the geometric mean over Infinity's published end-to-end servers that run fused
+attention with dynamic batching (TEI, Infinity on torch, TensorRT, ONNX); their spread is
+the range, never narrower than ±15 %. Published conditions differ from a planned batch:
+fp16, dynamic batching without padding, an HTTP server in the loop, an L4 (Ada, 72 W);
+every figure says so.
+
+From the published device to a catalog card the throughput moves by the cross-card rule
+fitted on Lambda's tables (`throughput.toml`), with the device's datasheet peak and memory
+bandwidth; its range widens by that rule's published spread for the same generation.
+"""
+
+import math
+
+from pydantic import Field
+
+from planner.figures.calibration import load_calibration, spread, tau, tau_of
+from planner.spec.base import Strict
+from planner.spec.catalog import Catalog, Dtype
+
+
+class EncoderShape(Strict):
+    """A published encoder's shape."""
+
+    d_model: int = Field(ge=1)
+    """Hidden size."""
+    layers: int = Field(ge=1)
+    """Blocks."""
+    ffn: int = Field(ge=1)
+    """MLP hidden size."""
+
+
+class ServerRow(Strict):
+    """One published server's throughput."""
+
+    server: str
+    """The server as published."""
+    requests_per_s: float = Field(gt=0)
+    """Published requests per second."""
+    fused: bool = True
+    """Fused attention with dynamic batching (in the fit); False: left out, with why."""
+    note: str = ""
+    """Why it is left out, or what it ran."""
+
+
+class EncoderCalibration(Strict):
+    """The published encoder serving benchmark and the share of the peak it implies."""
+
+    source: str
+    """Key of the source (in `sources`)."""
+    device: str
+    """The published device."""
+    peak_tflops: float = Field(gt=0)
+    """Its dense fp16 tensor peak."""
+    bandwidth_gbps: float = Field(gt=0)
+    """Its memory bandwidth, GB/s."""
+    chip: str
+    """Chip whose fitted cross-card efficiency the device takes."""
+    model: str
+    """The encoder benchmarked."""
+    shape: EncoderShape
+    """Its shape."""
+    tokens_per_request: float = Field(gt=0)
+    """Tokens in one request."""
+    sentences_per_request: int = Field(ge=1)
+    """Sentences in one request."""
+    rows: list[ServerRow] = Field(min_length=1)
+    """Every server published."""
+    shapes: dict[str, EncoderShape] = {}
+    """Shapes of encoders a preset may name (`embedding.model`), for the analytic tier."""
+
+
+def per_token_flops(shape: EncoderShape, seq: float) -> float:
+    """Forward FLOPs per padded token at padded length `seq`."""
+    matmul = shape.layers * (4 * shape.d_model ** 2 + 2 * shape.d_model * shape.ffn)
+    return 2.0 * matmul + 4.0 * shape.layers * shape.d_model * seq
+
+
+def shares(cal: EncoderCalibration) -> list[float]:
+    """Share of the device's dense peak each fused server reaches."""
+    seq = cal.tokens_per_request / cal.sentences_per_request
+    flops = per_token_flops(cal.shape, seq)
+    return [r.requests_per_s * cal.tokens_per_request * flops / (cal.peak_tflops * 1e12)
+            for r in cal.rows if r.fused]
+
+
+def share_band(cal: EncoderCalibration, floor: float = 0.15) -> tuple[float, float, float]:
+    """(geometric-mean share, low, high multipliers of it)."""
+    xs = shares(cal)
+    mean = math.exp(sum(math.log(x) for x in xs) / len(xs))
+    return (mean, min(min(xs) / mean, 1 / (1 + floor)), max(max(xs) / mean, 1 + floor))
+
+
+def width_factor(d_model: float, cal: EncoderCalibration, width_scale: float) -> float:
+    """How much less (or more) of the peak an encoder of width `d_model` reaches than the
+    benchmarked one: the width saturation g(d) = d / (d + d0) of the training fit
+    (`planner.figures.efficiency`; `width_scale` is its d0 for the benchmarked chip)."""
+
+    def g(d: float) -> float:
+        return d / (d + width_scale)
+
+    return g(d_model) / g(cal.shape.d_model)
+
+
+def tokens_per_s(flops_per_token: float, d_model: float, dst_key: str, catalog: Catalog,
+                 dtype: Dtype, cal: EncoderCalibration, width_scale: float
+                 ) -> tuple[float, float, float, str]:
+    """(typical, low, high, note): padded tokens per second of one card `dst_key` for an
+    encoder of width `d_model` (`width_scale`: see `width_factor`)."""
+    lam = load_calibration()
+    dst, ref = catalog.get(dst_key), catalog.get(lam.reference_card)
+    rate: Dtype = "bf16" if dtype == "fp8" else dtype
+    share, lo, hi = share_band(cal)
+    width = width_factor(d_model, cal, width_scale)
+    on_device = share * width * cal.peak_tflops * 1e12 / flops_per_token
+    moved = (tau_of(cal.peak_tflops, cal.bandwidth_gbps, cal.chip, ref, rate, lam)
+             / tau(dst, ref, rate, lam))
+    typical = on_device * moved
+    peak = dst.peak_tflops(rate) or dst.bf16_tflops
+    # Lambda's per-model spread between the benchmarked generation's card and this one.
+    proxy = {"AD102": "rtx6000ada"}.get(cal.chip, lam.reference_card)
+    s_lo, s_hi = spread(proxy, dst_key, lam)
+    at = "" if width == 1.0 else f", × {width:.2f} for width {d_model:.0f}"
+    note = (f"{flops_per_token:.3g} FLOPs per padded token: {share:.0%} of the dense peak on "
+            f"the {cal.device} as published for {cal.model} ({cal.source}; fp16, dynamic "
+            f"batching, an HTTP server in the loop){at}, moved to {dst_key} by the calibrated "
+            f"cross-card rule (×{moved:.2f}): {typical * flops_per_token / (peak * 1e12):.0%} "
+            f"of its dense peak")
+    return typical, typical * lo * s_lo, typical * hi * s_hi, note

@@ -1,0 +1,94 @@
+"""Each run once, wherever it is started from: its lock and its done record.
+
+Both live in the run's checkpoint folder, beside its checkpoints, so every launcher that
+can reach the run (an executor from any working directory or plan copy, a SLURM task, a
+second submission) takes the same lock and reads the same record. A launcher takes the
+lock first and reads the record after: a run that finished while it waited for the lock
+is found done, never started again.
+
+The done record is written by whoever held the lock when the command exited 0, before
+and apart from the journal and the exit record, so a command that completed is known as
+done even when the journal could not take its exit (a full disk). Its space is reserved
+before the command starts (`DONE_SLOT_BYTES` of blanks) and overwritten in place after,
+so writing it needs no free block.
+
+    {"run":"ID","fingerprint":"…","finished":1767225600.0,"by":"…"}   (then blanks)
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from planner.nofollow import ensure_dir, open_file
+from planner.planning.plan import Run
+
+DONE_SLOT_BYTES = 1024
+"""Size of a done record: the JSON object, padded with blanks."""
+
+
+def run_folder(workdir: Path, run: Run) -> Path:
+    """The run's checkpoint folder (absolute roots stay as they are)."""
+    return workdir / run.checkpoint_dir
+
+
+def lock_path(workdir: Path, run: Run) -> Path:
+    """`<checkpoint_dir>/<run id>.lock`: beside the run's checkpoints, wherever they are, so
+    executors started from different folders (or SLURM tasks) share it."""
+    return run_folder(workdir, run) / f"{run.id}.lock"
+
+
+def done_path(workdir: Path, run: Run) -> Path:
+    """`<checkpoint_dir>/<run id>.done`: the record that the run's command exited 0."""
+    return run_folder(workdir, run) / f"{run.id}.done"
+
+
+def prepare_folder(workdir: Path, run: Run) -> Path:
+    """Make the run's checkpoint folder; a link there (or between it and its root) is
+    refused. The root itself is the user's choice of place and may be a link."""
+    folder = run_folder(workdir, run)
+    return ensure_dir(folder, folder.parent)
+
+
+def run_lock(workdir: Path, run: Run) -> int | None:
+    """An open descriptor holding the run's lock, or None while another process holds it.
+    The lock (flock) lives as long as a process keeps the descriptor open: the run's
+    launcher, which ends after every process of the run."""
+    prepare_folder(workdir, run)
+    fd = open_file(lock_path(workdir, run), os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def read_done(workdir: Path, run: Run, fingerprint: str) -> dict[str, Any] | None:
+    """The run's done record when it says this run, with these parameters, finished."""
+    path = done_path(workdir, run)
+    try:
+        fd = open_file(path, os.O_RDONLY, shared_ok=True)  # a link: LinkRefused
+    except OSError:
+        return None
+    try:
+        raw = os.read(fd, 4 * DONE_SLOT_BYTES)
+    finally:
+        os.close(fd)
+    try:
+        record = json.loads(raw)
+    except ValueError:  # a slot reserved but never filled in: the command did not finish
+        return None
+    if not isinstance(record, dict) or record.get("run") != run.id \
+            or record.get("fingerprint") != fingerprint:
+        return None
+    return record
+
+
+def done_words(record: dict[str, Any]) -> str:
+    """Who finished a run, for one line of output."""
+    by = str(record.get("by", "")).replace("\n", " ")[:120]
+    return by or "another launcher"

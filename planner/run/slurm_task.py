@@ -1,0 +1,219 @@
+"""The bash of one SLURM array task: one run (or a training run's evaluations, in turn) with
+the executor's rules.
+
+The task takes the run's lock beside its checkpoints, reads the run's done record only
+once the lock is held (a run that finished while the lock was slow to come is not run
+again), checks the manifest, resumes from the latest checkpoint, retries up to the run's
+limit, writes one log per run, and on success the done record `run` reads too. Nothing is
+written through a link: each path is checked with `-L` (lstat) first, new files are made
+exclusively (mktemp, noclobber) and renamed into place with `mv -T`, which replaces a link
+and never follows it.
+
+A stop (scancel's TERM, or the time-limit warning USR1) gives the run until the time limit
+less a margin (`GRACE`, from the warning time) to write its checkpoint before it is
+killed; processes of a run that ended on its own get `CAMPAIGN_LINGER_S` (60 s).
+"""
+
+from __future__ import annotations
+
+FUNCTIONS = r"""
+say() { printf '%s  %s\n' "$(date '+%F %T')" "$*"; }
+RUNDIR="$WORKDIR/campaign-run"
+linked() {
+  local p
+  for p; do
+    if [[ -L "$p" ]]; then
+      say "refused: $p is a symbolic link; nothing is written through a link (remove it)"
+      return 0
+    fi
+  done
+  return 1
+}
+folders() {
+  local p
+  for p; do
+    linked "$p" && return 1
+    [[ -d "$p" ]] || mkdir -- "$p" 2>/dev/null || [[ -d "$p" ]] \
+      || { say "cannot make $p"; return 1; }
+    linked "$p" && return 1
+  done
+  return 0
+}
+put() {  # put FILE: standard input into FILE, atomically, never through a link
+  local tmp
+  tmp=$(mktemp "${1%/*}/.${1##*/}.XXXXXX") || return 1
+  if cat >"$tmp" && chmod 644 "$tmp" && mv -fT -- "$tmp" "$1"; then return 0; fi
+  rm -f -- "$tmp"; return 1
+}
+is_done() {  # is_done RECORD FINGERPRINT ("": any)
+  local want="\"fingerprint\":\"$2"; [[ -n "$2" ]] && want+='"'
+  [[ -f "$1" && ! -L "$1" ]] && grep -qF -- "$want" "$1"
+}
+fresh() { [[ -e "$1" || -L "$1" ]] || (set -C; : >"$1") 2>/dev/null; ! linked "$1"; }
+
+LINGER="${CAMPAIGN_LINGER_S:-60}"; [[ "$LINGER" =~ ^[0-9]{1,6}$ ]] || LINGER=60
+MARGIN=$((WARN / 10)); (( MARGIN > 15 )) && MARGIN=15
+GRACE=$((WARN - MARGIN))
+child=""; stop=""; deadline=0
+ISOLATE=""; command -v setsid >/dev/null && ISOLATE=setsid
+# The run's whole process group, or just its shell where setsid is missing.
+group() { if [[ -n "$ISOLATE" ]]; then kill "$1" -- "-$child"; else kill "$1" "$child"; fi; }
+on_stop() {
+  stop="$1"; deadline=$((SECONDS + GRACE))
+  if [[ -n "$child" ]]; then
+    say "$RUN_ID: stopping ($1); it has ${GRACE}s to write its checkpoint"
+    group -TERM 2>/dev/null
+  fi
+}
+# scancel sends TERM: stop. The time-limit warning (--signal=B:USR1) stops the run and
+# requeues this task, which resumes from the latest checkpoint in a fresh allocation.
+trap 'on_stop cancel' TERM INT
+trap 'on_stop requeue' USR1
+JOB="${SLURM_ARRAY_JOB_ID:-${SLURM_JOB_ID:-?}}"
+
+write_done() {  # write_done SLOT: the done record, into the space reserved before the run
+  local text
+  text=$(printf '{"run":"%s","fingerprint":"%s","finished":%s,"by":"slurm job %s on %s"}' \
+    "$RUN_ID" "$FP" "$(date +%s)" "${JOB}_${SLURM_ARRAY_TASK_ID:-?}" "$(hostname)")
+  if [[ -n "$1" ]] && ! linked "$1" && printf '%s' "$text" 1<>"$1" \
+      && mv -fT -- "$1" "$DONE"; then
+    return 0
+  fi
+  printf '%s\n' "$text" | put "$DONE"
+}
+
+run_one() {
+  local i="$1"
+  RUN_ID="${RUN_IDS[$i]}"; KIND="${KINDS[$i]}"; SEED="${SEEDS[$i]}"; CKPT="${CKPTS[$i]}"
+  RESUME="${RESUMES[$i]}"; EXPORT="${EXPORTS[$i]}"; FP="${FPS[$i]}"
+  DEPENDS="${DEPENDS_ON[$i]}"; RETRIES="${MAX_RETRIES[$i]}"; COMMAND="${COMMANDS[$i]}"
+  LOG="$RUNDIR/logs/$RUN_ID.log"; TRIES="$RUNDIR/slurm/$RUN_ID.tries"
+  DONE="$CKPT/$RUN_ID.done"; LOCK="$CKPT/$RUN_ID.lock"
+  folders "$RUNDIR" "$RUNDIR/logs" "$RUNDIR/slurm" || return 2
+  mkdir -p -- "${CKPT%/*}" "${EXPORT%/*}" || return 2
+  folders "$CKPT" || return 2
+  if is_done "$DONE" "$FP"; then say "$RUN_ID finished before: not run again"; return 0; fi
+  if [[ -n "$DEPENDS" ]] && ! is_done "${DEPENDS_DONE[$i]}" "${DEPENDS_FP[$i]}"; then
+    say "$RUN_ID evaluates $DEPENDS, which has not finished: not run"; return 3
+  fi
+  # The run's lock beside its checkpoints, the same one `campaign-planner run` takes: no
+  # two tasks or executors ever run one run at once. This script holds it; the run does not.
+  command -v flock >/dev/null || { say "flock (util-linux) is needed to lock $RUN_ID"; return 2; }
+  fresh "$LOCK" || return 2
+  exec 9<"$LOCK" || return 2
+  if ! flock -n 9; then
+    exec 9<&-
+    say "$RUN_ID is running elsewhere (its lock $LOCK is held): not run"; return 3
+  fi
+  # Read again with the lock held: a run that finished while this task waited for the
+  # lock (a second submission, a slow shared filesystem) is found here, not run again.
+  if is_done "$DONE" "$FP"; then
+    exec 9<&-; say "$RUN_ID finished before: not run again"; return 0
+  fi
+  local code=0
+  run_locked || code=$?
+  exec 9<&-
+  return "$code"
+}
+
+run_locked() {
+  MANIFEST="$CKPT/$RUN_ID.manifest.toml"
+  linked "$MANIFEST" "$TRIES" "$DONE" && return 2
+  if [[ -e "$MANIFEST" ]]; then
+    if ! grep -qxF "fingerprint = \"$FP\"" "$MANIFEST"; then
+      say "refused: the checkpoints of $RUN_ID in $CKPT were made with other parameters" \
+          "(see $MANIFEST); restore the plan, or move that folder away to start afresh"
+      return 2
+    fi
+  elif [[ "$KIND" == train && -e "$RESUME" ]]; then
+    say "refused: $RESUME exists without $MANIFEST; move $CKPT away to start afresh"; return 2
+  else
+    put "$MANIFEST" <"$MANIFESTS/$RUN_ID.manifest.toml" || return 2
+  fi
+  fresh "$LOG" || return 2
+  exec 8>>"$LOG" || return 2
+  export CAMPAIGN_ID CAMPAIGN_PLAN WORKDIR
+  export CAMPAIGN_WORKDIR="$WORKDIR" CAMPAIGN_RUN_ID="$RUN_ID" CAMPAIGN_RUN_KIND="$KIND"
+  export CAMPAIGN_SEED="$SEED" CAMPAIGN_CHECKPOINT_DIR="$CKPT"
+  export CAMPAIGN_RESUME_PATH="$RESUME" CAMPAIGN_EXPORT="$EXPORT"
+  export CAMPAIGN_PROGRESS="$CKPT/$RUN_ID.progress.json"
+  # Failures (time limits included) so far in this job: requeues keep the count, so a run
+  # that never finishes is not requeued forever; a new submission starts afresh.
+  local failures="${SLURM_RESTART_COUNT:-0}" attempt=0 code slot job count
+  if [[ -r "$TRIES" ]] && read -r job count <"$TRIES" && [[ "$job" == "$JOB" ]]; then
+    failures="$count"
+  fi
+  while :; do
+    attempt=$((attempt + 1)); export CAMPAIGN_ATTEMPT="$attempt"
+    if [[ -e "$RESUME" ]]; then CAMPAIGN_RESUME="$RESUME"; else CAMPAIGN_RESUME=""; fi
+    export CAMPAIGN_RESUME
+    say "=== $RUN_ID attempt $attempt (job ${SLURM_JOB_ID:-?}, restart" \
+        "${SLURM_RESTART_COUNT:-0}) on $(hostname)," \
+        "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-}; resume: ${CAMPAIGN_RESUME:-none}" >&8
+    # Room for the done record, taken while there is room.
+    slot=$(mktemp "$CKPT/.$RUN_ID.done.XXXXXX") && printf '%1024s' '' >"$slot" || slot=""
+    # In a session of its own, the run gets only the TERM this script forwards, never the
+    # batch shell's USR1 warning, and none of its processes can slip out of the stop.
+    $ISOLATE /bin/sh -c "$COMMAND" >&8 2>&8 8>&- 9>&- &
+    child=$!
+    # `wait` returns early (128 + the signal) when a trap runs; after a stop, the run has
+    # until the deadline to end, then it is killed.
+    [[ -n "$stop" ]] && group -TERM 2>/dev/null  # stopped before it began
+    while kill -0 "$child" 2>/dev/null; do
+      if [[ -z "$stop" ]]; then wait "$child"; continue; fi
+      (( SECONDS < deadline )) || group -KILL 2>/dev/null
+      sleep 1
+    done
+    wait "$child"; code=$?
+    # A process of the run may outlive its shell (writing a last checkpoint on TERM): it
+    # gets the rest of the stop's grace, or a minute, then nothing of this attempt runs
+    # beside the next one.
+    [[ -n "$stop" ]] || deadline=$((SECONDS + LINGER))
+    while group -0 2>/dev/null && (( SECONDS < deadline )); do sleep 1; done
+    group -KILL 2>/dev/null
+    child=""
+    say "$RUN_ID attempt $attempt exited with code $code" >&8
+    # The stop flag first: a run that saves and exits 0 on TERM has not finished.
+    if [[ -z "$stop" && $code -eq 0 ]]; then
+      write_done "$slot"; say "$RUN_ID finished"; exec 8>&-; return 0
+    fi
+    [[ -n "$slot" ]] && rm -f -- "$slot"
+    if [[ "$stop" == cancel ]]; then
+      say "$RUN_ID cancelled: not finished"; exec 8>&-; return 143
+    fi
+    failures=$((failures + 1))
+    printf '%s %s\n' "$JOB" "$failures" | put "$TRIES"
+    if (( failures > RETRIES )); then
+      say "$RUN_ID failed $failures time(s) (time limits included): no retries left; log: $LOG"
+      exec 8>&-; return 1
+    fi
+    if [[ "$stop" == requeue ]]; then
+      say "$RUN_ID stopped at the time limit: requeued to resume" \
+          "($((RETRIES + 1 - failures)) tr(ies) left)"
+      scontrol requeue "${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"; exec 8>&-; return 75
+    fi
+    say "$RUN_ID exited with code $code: retrying ($((RETRIES + 1 - failures)) left)"
+  done
+}
+
+OFFSET="${1:-0}"
+[[ "$OFFSET" =~ ^[0-9]{1,7}$ ]] || { say "expected an array offset, got '$OFFSET'"; exit 2; }
+TASK=$((OFFSET + ${SLURM_ARRAY_TASK_ID:?submit this script with submit.sh beside it}))
+cd "$WORKDIR" || exit 2
+"""
+
+TRAIN_MAIN = r"""
+(( TASK < ${#RUN_IDS[@]} )) || { say "no run $TASK in this script"; exit 2; }
+run_one "$TASK"; exit $?
+"""
+
+EVAL_MAIN = r"""
+# This task's evaluations are those of training task TASK, one after the other.
+(( TASK < ${#EVALS_OF[@]} )) || { say "no training run $TASK in this campaign"; exit 2; }
+rc=0
+for j in ${EVALS_OF[$TASK]}; do
+  code=0; run_one "$j" || code=$?
+  case "$code" in 0) ;; 75|143) exit "$code" ;; *) rc=$code ;; esac
+done
+exit "$rc"
+"""

@@ -1,0 +1,71 @@
+"""Each run once, wherever it is started from: another working directory or plan copy over
+the same absolute checkpoint root, or a plan.toml linked into another folder, finds each
+run done (or running) and says so in one line."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from tests.run_fixtures import harness as h
+
+
+def _shared(tmp_path: Path) -> dict[str, object]:
+    data = h.preset(seeds=(0, 1), robustness=["baseline"])
+    data["ablation"]["checkpoint_root"] = str(tmp_path / "disk" / "ckpt")  # type: ignore[index]
+    return data
+
+
+def _starts(plan_path: Path, workdir: Path) -> dict[str, int]:
+    return {rid: len([e for e in trace if e["ev"] == "start"])
+            for rid, trace in h.traces(h.load(plan_path), workdir).items()}
+
+
+def test_another_workdir_over_the_same_checkpoints_runs_nothing_again(tmp_path: Path) -> None:
+    plan_path = h.make_plan(tmp_path / "one", _shared(tmp_path))
+    plan = h.load(plan_path)
+    first = h.cli("run", str(plan_path), "--poll", "0.02")
+    assert first.returncode == 0, first.stdout
+    for workdir in (tmp_path / "two", tmp_path / "three"):
+        again = h.cli("run", str(plan_path), "--poll", "0.02", "--workdir", str(workdir))
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert again.stdout.count("finished before") == len(plan.runs)
+        assert " started " not in again.stdout
+        status = h.cli("status", str(plan_path), "--workdir", str(workdir))
+        assert status.returncode == 0 and f"{len(plan.runs)} done" in status.stdout
+    # A copy of the plan in another folder is the same campaign over the same checkpoints.
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    shutil.copy(plan_path, copy / "plan.toml")
+    again = h.cli("run", str(copy / "plan.toml"), "--poll", "0.02")
+    assert again.returncode == 0 and again.stdout.count("finished before") == len(plan.runs)
+    assert set(_starts(plan_path, plan_path.parent).values()) == {1}
+
+
+def test_a_plan_linked_into_another_folder_runs_where_it_lives(tmp_path: Path) -> None:
+    plan_path = h.make_plan(tmp_path / "one", h.preset(seeds=(0,), robustness=[]))
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "plan.toml").symlink_to(plan_path)
+    assert h.cli("run", str(plan_path), "--poll", "0.02").returncode == 0
+    again = h.cli("run", str(other / "plan.toml"), "--poll", "0.02")
+    assert again.returncode == 0 and " started " not in again.stdout
+    assert not (other / "campaign-run").exists() and not (other / "checkpoints").exists()
+    assert set(_starts(plan_path, plan_path.parent).values()) == {1}
+    # `status` through the link reads the same journal.
+    status = h.cli("status", str(other / "plan.toml"))
+    assert status.returncode == 0 and str(plan_path.parent / "campaign-run") in status.stdout
+
+
+def test_two_executors_at_once_over_shared_checkpoints_run_each_run_once(
+        tmp_path: Path) -> None:
+    plan_path = h.make_plan(tmp_path / "one", _shared(tmp_path))
+    one = h.start(plan_path, out=tmp_path / "one.out")
+    two = h.start(plan_path, "--workdir", str(tmp_path / "two"), out=tmp_path / "two.out")
+    assert one.wait(60) == 0 and two.wait(60) == 0
+    assert set(_starts(plan_path, plan_path.parent).values()) == {1}
+    said = (tmp_path / "one.out").read_text() + (tmp_path / "two.out").read_text()
+    runs = h.load(plan_path).runs
+    # Each run started by exactly one of them, and found done by the other.
+    assert said.count(" started ") == len(runs) and said.count("finished before") == len(runs)
+    assert "(1 cannot start)" not in said and "0 not done" in said
