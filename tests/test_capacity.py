@@ -7,6 +7,7 @@ import math
 import random
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -14,24 +15,31 @@ from planner.campaign import plan_campaign
 from planner.planning.capacity import SetTemplate, more_seeds, sets_bound
 from planner.planning.capacity_search import training_capacity
 from planner.planning.export import plan_toml, read_plan
-from planner.planning.packing import Job, pack
+from planner.planning.packing import EPS_H, Job, pack
 from planner.planning.render import render
 from planner.spec.catalog import load_catalog
 from planner.spec.loading import parse_preset
 from tests.conftest import CREATED, shipped
-from tests.packing_oracle import check, optimum
+from tests.packing_oracle import _fits, check
 
 ORACLE_JOBS = 8
-"""Most runs the brute-force oracle is asked about (it is exponential)."""
+"""Most runs the brute-force search is asked about (it is exponential)."""
 
 
-def _instance(rng: random.Random) -> tuple[list[Job], int, float]:
+def _instance(rng: random.Random, uneven: bool = False) -> tuple[list[Job], int, float]:
     """One seed set of 1-8 runs (some with an evaluation), 1-4 cards, and a window of
-    0.4-2.5 times the set's work per card."""
+    0.4-2.5 times the set's work per card; `uneven`: durations in hundredths of an hour,
+    where card-hours alone often leave room no schedule has."""
     n_cards = rng.randint(1, 4)
     width = rng.choice([1, 2]) if n_cards > 1 else 1
     runs = rng.randint(1, 8)
-    jobs = [Job(rng.choice([0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.5]), width, 0) for _ in range(runs)]
+
+    def hours() -> float:
+        if uneven:
+            return round(rng.uniform(1, 9), 2)
+        return rng.choice([0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.5])
+
+    jobs = [Job(hours(), width, 0) for _ in range(runs)]
     for _ in range(rng.randint(0, min(2, 8 - runs))):
         jobs.append(Job(rng.choice([0.25, 0.5, 1.0]), width, -1, rng.randrange(runs)))
     work = sum(j.duration * j.cards for j in jobs)
@@ -40,14 +48,50 @@ def _instance(rng: random.Random) -> tuple[list[Job], int, float]:
 
 
 def _all_fit(jobs: list[Job], n_cards: int, horizon: float) -> bool:
-    _, matrix, evals = optimum(jobs, n_cards, horizon)[:3]
-    return matrix + evals == len(jobs)
+    """Whether some schedule places every job: depth-first over active schedules on the
+    card-count profile, as `tests.packing_oracle.optimum` searches, stopping at the first
+    whole one. A branch dies as soon as a job left has no start: placing more runs only
+    moves every earliest start later."""
+    if any(j.cards > n_cards or not math.isfinite(j.duration) for j in jobs):
+        return False
+    seen: set[frozenset[tuple[int, float]]] = set()
+
+    def earliest(i: int, starts: dict[int, float],
+                 placed: list[tuple[float, float, int]]) -> float | None:
+        j = jobs[i]
+        ready = starts[j.after] + jobs[j.after].duration if j.after >= 0 else 0.0
+        for t in sorted({ready, *(e for _, e, _ in placed if e > ready)}):
+            if t + j.duration > horizon + EPS_H:
+                return None
+            if _fits(placed, t, j.duration, j.cards, n_cards):
+                return t
+        return None
+
+    def go(starts: dict[int, float], placed: list[tuple[float, float, int]]) -> bool:
+        if len(starts) == len(jobs):
+            return True
+        state = frozenset((i, round(t, 6)) for i, t in starts.items())
+        if state in seen:
+            return False
+        seen.add(state)
+        options = []
+        for i, j in enumerate(jobs):
+            if i in starts or (j.after >= 0 and j.after not in starts):
+                continue
+            t = earliest(i, starts, placed)
+            if t is None:
+                return False
+            options.append((i, t))
+        return any(go({**starts, i: t}, [*placed, (t, t + jobs[i].duration, jobs[i].cards)])
+                   for i, t in options)
+
+    return go({}, [])
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.integers(0, 2**32 - 1))
-def test_seed_sets_against_the_oracle(seed: int) -> None:
-    jobs, n_cards, horizon = _instance(random.Random(seed))
+@given(st.integers(0, 2**32 - 1), st.booleans())
+def test_seed_sets_against_the_oracle(seed: int, uneven: bool) -> None:
+    jobs, n_cards, horizon = _instance(random.Random(seed), uneven)
     template = SetTemplate(jobs)
     cap = training_capacity(jobs, pack(jobs, n_cards, horizon), 1, n_cards, horizon)
     sets, bound = cap.seed_sets, cap.seed_sets_upper_bound
@@ -188,3 +232,40 @@ def test_readme_capacity_examples_are_the_real_output(capsys: Any) -> None:
         assert main([*argv, "--created", "2026-01-01T00:00:00Z"]) == 0
         out = capsys.readouterr().out.splitlines()
         assert shown and all(s in out for s in shown), (argv, shown)
+
+
+def test_cp_sat_proves_what_the_fast_bound_cannot() -> None:
+    pytest.importorskip("ortools")
+    # Three runs on two cards: the card-hours hold a set, no schedule does.
+    jobs, n_cards, horizon = [Job(5.02, 1, 0), Job(4.86, 1, 0), Job(6.74, 1, 0)], 2, 9.78
+    fast = training_capacity(jobs, pack(jobs, n_cards, horizon), 1, n_cards, horizon)
+    assert (fast.seed_sets, fast.seed_sets_proven, fast.seed_sets_upper_bound) == (0, False, 1)
+    assert not _all_fit(jobs, n_cards, horizon)
+    for packing in (pack(jobs, n_cards, horizon),
+                    pack(jobs, n_cards, horizon, solver="cp-sat", time_limit_s=5)):
+        cap = training_capacity(jobs, packing, 1, n_cards, horizon, solver="cp-sat",
+                                time_limit_s=5)
+        assert (cap.seed_sets, cap.seed_sets_proven, cap.seed_sets_upper_bound) == (0, True, 0)
+    # Four runs on four cards: one set fits, and cp-sat proves a second does not.
+    jobs = [Job(6.09, 1, 0), Job(8.76, 1, 0), Job(1.31, 1, 0), Job(6.43, 1, 0)]
+    cap = training_capacity(jobs, pack(jobs, 4, 12.23), 1, 4, 12.23, solver="cp-sat",
+                            time_limit_s=5)
+    assert (cap.seed_sets, cap.seed_sets_proven) == (1, True)
+    assert not _all_fit(SetTemplate(jobs).build(2), 4, 12.23)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 60), st.integers(0, 60), st.integers(0, 60), st.integers(-5, 70))
+def test_climb_finds_the_largest_count_that_fits(lo: int, truth: int, hi: int,
+                                                 hint: int) -> None:
+    from planner.planning.capacity_search import climb
+
+    lo, truth, hi = sorted((lo, truth, hi))
+    tried: list[int] = []
+
+    def fits(k: int) -> tuple[bool, int]:
+        tried.append(k)
+        return k <= truth, hint
+
+    assert climb(fits, lo, hi) == truth
+    assert all(lo < k <= hi for k in tried)

@@ -19,6 +19,7 @@ the optimizer whether one more set fits.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 
@@ -105,9 +106,11 @@ def _needs(jobs: Sequence[Job], tracks: int, horizon: float) -> list[float]:
     """What `jobs` use of the window's resources, in units of the capacity `_caps` gives:
     track-hours, then for each m the runs longer than window ÷ (m + 1)."""
     limit = horizon + EPS_H
-    out = [sum(j.duration for j in jobs)]
+    durations = sorted(j.duration for j in jobs)
+    out = [sum(durations)]
+    # Counted by bisection on the sorted durations: a plan computes this for every replan.
     for m in range(1, _THRESHOLDS + 1):
-        out.append(float(sum(1 for j in jobs if j.duration * (m + 1) > limit)))
+        out.append(float(len(durations) - bisect.bisect_right(durations, limit / (m + 1))))
     return out
 
 

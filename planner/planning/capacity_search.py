@@ -26,8 +26,13 @@ from planner.planning.capacity import (
     complete_layers,
     sets_bound,
 )
-from planner.planning.objective import Job, runnable
+from planner.planning.objective import Job, runnable, score
 from planner.planning.packing import Packing, Solver, pack
+
+WORK_RUNS = 30_000
+WORK_PER_RUN = 10
+"""Runs the search may pack in all, its trials together: WORK_RUNS plus WORK_PER_RUN per run
+of the plan. A window of many times the asked matrix packs a few large trials, not dozens."""
 
 Trial = Callable[[int], tuple[bool, int]]
 """Packs k units: (whether every run is placed, units that packing completes)."""
@@ -39,28 +44,34 @@ def _all_placed(p: Packing) -> bool:
 
 def climb(fits: Trial, lo: int, hi: int) -> int:
     """Largest count found to fit in [lo, hi], `lo` known to fit: `hi` first, then what its
-    packing completes, then upward (steps doubling) to the first count that does not fit,
-    and halving between."""
+    packing completes, then outward from there in doubling steps (up after a fit, down
+    after a miss) to the first change, and halving between."""
     if lo >= hi:
         return lo
     ok, got = fits(hi)
     if ok:
         return hi
     upper = hi  # known not to fit
+    up = True
     if lo < got < upper:
         ok, _ = fits(got)
         if ok:
             lo = got
         else:
-            upper = got
+            upper, up = got, False
     step = 1
     while lo + 1 < upper:
-        t = min(lo + step, upper - 1)
+        t = min(lo + step, upper - 1) if up else max(upper - step, lo + 1)
         ok, _ = fits(t)
-        if not ok:
+        if ok:
+            lo = t
+            if not up:
+                break
+        else:
             upper = t
-            break
-        lo, step = t, step * 2
+            if up:
+                break
+        step *= 2
     while lo + 1 < upper:
         mid = (lo + upper) // 2
         ok, _ = fits(mid)
@@ -77,6 +88,15 @@ class SetSearch:
     def __init__(self, jobs: Sequence[Job], n_cards: int, horizon: float) -> None:
         self.template = SetTemplate(jobs)
         self.n_cards, self.horizon = n_cards, horizon
+        self.work = WORK_RUNS + WORK_PER_RUN * len(jobs)
+
+    def _pack(self, jobs: Sequence[Job]) -> Packing | None:
+        """The fast packing of `jobs`, or None once the search has packed its share of runs
+        (a count not packed is not claimed: the answer stays one that was packed whole)."""
+        if len(jobs) > self.work:
+            return None
+        self.work -= len(jobs)
+        return pack(jobs, self.n_cards, self.horizon)
 
     def fits(self, sets: int) -> tuple[bool, int]:
         """Whether the fast packer places every run of `sets` complete seed sets, and how
@@ -84,7 +104,9 @@ class SetSearch:
         if sets <= 0:
             return True, 0
         jobs = self.template.build(sets)
-        got = pack(jobs, self.n_cards, self.horizon)
+        got = self._pack(jobs)
+        if got is None:
+            return False, 0
         return _all_placed(got), complete_layers(jobs, got.placements)
 
     def search(self, asked: int, packing: Packing, jobs: Sequence[Job], *,
@@ -100,6 +122,11 @@ class SetSearch:
                 lo -= 1
         sets = climb(self.fits, lo, cap)
         if sets >= bound:
+            return sets, True, sets
+        if (sets < asked and packing.optimal is True
+                and score(jobs, packing.placements)[0] == sets):
+            # The plan's packing is proven to complete no more matrix sets of the asked
+            # seeds: one more whole set (evaluations included) cannot fit either.
             return sets, True, sets
         if solver == "cp-sat" and time_limit_s > 0:
             return self._prove(sets, bound, time_limit_s)
@@ -148,26 +175,18 @@ class SetSearch:
         unit = [asked * x for x in _needs(_scaled(one, self.n_cards), tracks, self.horizon)]
         bound = _most(_needs(_scaled(base, self.n_cards), tracks, self.horizon), unit, caps)
         hi = min(bound, MAX_EXTRA, max(0, MAX_JOBS - len(base)) // (asked * len(one)))
-        width = len(self.template.train)
 
         def fits(k: int) -> tuple[bool, int]:
             if k <= 0:
                 return True, 0
             jobs = self.template.build(asked, run * k, [e._replace(after=e.after + n)
                                                         for n in range(k) for e in evals])
-            placed = pack(jobs, self.n_cards, self.horizon).placements
-            # Which extra copy each run belongs to (-1: the asked matrix).
-            row = width + k
-
-            def copy(i: int) -> int:
-                j = jobs[i]
-                at = j.after if j.after >= 0 else i
-                return at % row - width
-
-            broken = {copy(i) for i, p in enumerate(placed) if p is None}
-            if any(c < 0 for c in broken):
+            got = self._pack(jobs)
+            if got is None:
                 return False, 0
-            return not broken, k - len(broken)
+            missing = sum(1 for p in got.placements if p is None)
+            # A count to try next: as many copies fewer as the runs left out would fill.
+            return not missing, k - -(-missing // (asked * len(one)))
 
         return climb(fits, 0, hi)
 
