@@ -18,10 +18,14 @@ T0 = 1_800_000_000.0
 
 
 def preset(seeds: tuple[int, ...] = (0, 1, 2), window_s: float = 40.0, step_s: float = 0.3,
-           cards: int = 1, robustness: list[str] | None = None) -> dict[str, Any]:
-    """Baseline and `slow` over `seeds`, no overheads, a window of `window_s` seconds."""
+           cards: int = 1, robustness: list[str] | None = None,
+           command: str | None = None) -> dict[str, Any]:
+    """Baseline and `slow` over `seeds`, no overheads, a window of `window_s` seconds;
+    `command` replaces the fixture trainer's (one naming no path of this machine keeps the
+    campaign id the same everywhere)."""
     d = h.preset(steps=10, seeds=seeds, step_s=step_s, every=5, cards=cards, max_retries=1,
-                 variants={"slow": {"slow": "2"}}, robustness=robustness or [])
+                 variants={"slow": {"slow": "2"}}, robustness=robustness or [],
+                 command=command)
     d["campaign"].pop("window_days")
     d["campaign"]["window_hours"] = window_s / 3600
     d["overheads"] = {"stack_check_hours": 0.0, "startup_minutes": 0.0}

@@ -80,6 +80,10 @@ def plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--tui", action="store_true",
                    help="open the interactive terminal UI on the preset (what "
                         "`campaign-planner` with no arguments does in a terminal)")
+    p.add_argument("--plan", metavar="PLAN",
+                   help="open the terminal UI's Progress screen on a running plan.toml "
+                        "(its journal in --workdir, by default the plan's folder)")
+    p.add_argument("--workdir", metavar="DIR", help="with --plan: the run's working directory")
     add_what_if(p)
     return p
 
@@ -87,6 +91,10 @@ def plan_parser() -> argparse.ArgumentParser:
 def cmd_plan(argv: Sequence[str]) -> int:
     """Plan a preset headlessly; print the summary; export when --out is given."""
     args = plan_parser().parse_args(argv)
+    if args.plan:
+        from screens.progress import run as progress
+
+        return progress(args.plan, args.workdir)
     overrides = what_if(args)
     if args.tui:
         return _tui(args, overrides)
@@ -257,7 +265,7 @@ def console() -> int:
     a library changes nothing.
     """
     argv = sys.argv[1:]
-    if argv and argv[0] not in COMMANDS and "--tui" not in argv:
+    if argv and argv[0] not in COMMANDS and "--tui" not in argv and "--plan" not in argv:
         from planner.cli.lean import end_process, lean_process
 
         lean_process()
