@@ -111,3 +111,17 @@ def test_status_watch_redraws_in_place() -> None:
     assert watch(lambda: next(shown), 2.0, out=out, rounds=2, wait=waits.append) == 0
     assert out.getvalue().count(HOME_CLEAR) == 2 and waits == [2.0]
     assert out.getvalue().index("first") < out.getvalue().index("second")
+
+
+def test_a_slurm_task_sets_the_progress_file(tmp_path: Path) -> None:
+    import subprocess
+
+    data = h.preset(steps=6, seeds=(0,), variants={}, robustness=[], cards=1)
+    plan_path, out = h.slurm_export(tmp_path, data)
+    run = h.load(plan_path).runs[0]
+    env = {**os.environ, "SLURM_ARRAY_TASK_ID": "0", "SLURM_JOB_ID": "7",
+           "SLURM_ARRAY_JOB_ID": "7", "CUDA_VISIBLE_DEVICES": "0"}
+    task = subprocess.run(["bash", str(out / "campaign.sbatch")], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert task.returncode == 0, task.stdout + task.stderr
+    assert read_step(progress_path(plan_path.parent, run)) == 6
