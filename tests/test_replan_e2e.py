@@ -18,7 +18,7 @@ from tests.run_fixtures import harness as h
 
 STEP_S = 0.3
 STEPS = 10
-WINDOW_S = 40.0
+WINDOW_S = 60.0
 LEFT_S = 14.2
 
 
