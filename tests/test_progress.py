@@ -125,3 +125,7 @@ def test_a_slurm_task_sets_the_progress_file(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=60)
     assert task.returncode == 0, task.stdout + task.stderr
     assert read_step(progress_path(plan_path.parent, run)) == 6
+    # `status` reads the task's done record: the run is done though no journal says so.
+    r = h.cli("status", str(plan_path), "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["runs"][0]["state"] == "done"

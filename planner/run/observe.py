@@ -10,11 +10,15 @@ campaign's observed/planned ratio, and says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
+from planner.nofollow import LinkRefused
 from planner.planning.plan import Plan, Run
 from planner.run.journal import RunRecord
+from planner.run.once import read_done
+from planner.run.params import run_fingerprint
 
 OBSERVED, CAMPAIGN, PLANNED = "observed", "campaign ratio", "planned"
 
@@ -145,3 +149,27 @@ def remaining_h(run: Run, rec: RunRecord, now: float, rate: Rate | None,
         return max(full - spent, 0.0)
     step, _ = current_step(run, rec, now, rate, startup)
     return max((run.steps - step) * rate.seconds_per_step / 3600, 0.0)
+
+
+def with_done_records(runs: list[Run], recs: dict[str, RunRecord], workdir: Path
+                      ) -> dict[str, RunRecord]:
+    """`recs` with the runs a SLURM task (or an executor in another folder) finished marked
+    finished: their done record beside their checkpoints says so, with these parameters,
+    though this journal does not."""
+    out = dict(recs)
+    for run in runs:
+        rec = out.get(run.id)
+        if rec is not None and rec.state == "finished":
+            continue
+        try:
+            done = read_done(workdir, run, run_fingerprint(run))
+        except LinkRefused:
+            done = None
+        finished = done.get("finished") if done else None
+        if not isinstance(finished, int | float) or isinstance(finished, bool):
+            continue
+        base = rec or RunRecord(run.id)
+        out[run.id] = replace(base, state="finished", fingerprint=run_fingerprint(run),
+                              ended=float(finished), exit_code=0,
+                              attempts=max(base.attempts, 1))
+    return out

@@ -10,7 +10,14 @@ from planner.errors import InputError
 from planner.planning.plan import NotFitting, Plan, Run, TableRow, plan_id
 from planner.planning.replan import Left, pack_rest
 from planner.run.journal import History, RunRecord, Workspace
-from planner.run.observe import Rate, rates, remaining_h, retimed_h, startup_s
+from planner.run.observe import (
+    Rate,
+    rates,
+    remaining_h,
+    retimed_h,
+    startup_s,
+    with_done_records,
+)
 from planner.run.params import run_fingerprint
 from planner.run.procs import alive
 
@@ -72,7 +79,7 @@ def replan(plan: Plan, hist: History, ws: Workspace, now: float) -> Replan:
     now_h = (now - origin) / 3600
     if now_h < 0:
         raise InputError(f"is {-now_h:.3f} h before the window's start", field="--at")
-    recs = records(plan, hist)
+    recs = with_done_records([*plan.runs, *plan.held], records(plan, hist), ws.workdir)
     observed = rates(plan, recs)
     startup = startup_s(plan)
     c = plan.campaign

@@ -16,6 +16,7 @@ from planner.planning.plan import Plan, Run
 from planner.planning.schedule import schedule
 from planner.run.clock import extend, hours_left, rates
 from planner.run.journal import History, RunRecord, Workspace
+from planner.run.observe import with_done_records
 from planner.run.params import run_fingerprint
 from planner.run.procs import alive
 
@@ -122,7 +123,7 @@ def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
               ) -> dict[str, Any]:
     """The status as plain data (what `status --json` prints)."""
     now = time.time() if now is None else now
-    recs = current(plan, hist)
+    recs = with_done_records(plan.runs, current(plan, hist), ws.workdir)
     groups = {r.id: group(r, recs[r.id], recs) for r in plan.runs}
     origin = hist.window_start
     now_h = (now - origin) / 3600 if origin is not None else plan.campaign.usable_from_h
