@@ -260,12 +260,14 @@ def console() -> int:
     is of use, and exits within a fraction of a second: that process skips pydantic's plugin
     search, unless PYDANTIC_DISABLE_PLUGINS is already set, and collects garbage rarely
     and, in its own process, ends without the interpreter's teardown (`planner.cli.lean`).
-    Only the headless plan does: other commands and the terminal UI start
+    Only the headless plan and `replan` do: other commands and the terminal UI start
     processes (runs, measurements) that inherit the environment, and importing `planner` as
     a library changes nothing.
     """
     argv = sys.argv[1:]
-    if argv and argv[0] not in COMMANDS and "--tui" not in argv and "--plan" not in argv:
+    # `replan` reads, packs and writes like a headless plan, and starts no process either.
+    headless = argv and (argv[0] not in COMMANDS or argv[0] == "replan")
+    if headless and "--tui" not in argv and "--plan" not in argv:
         from planner.cli.lean import end_process, lean_process
 
         lean_process()
