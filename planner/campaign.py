@@ -51,6 +51,10 @@ def provenance(m: Measurements) -> MeasuredFrom:
     return of(m)
 
 
+PACK_SHARE = 0.6
+"""The share of `--time-limit` the packing may take; the capacity proof has the rest."""
+
+
 def fingerprint(preset: Preset) -> str:
     """SHA-256 of the preset's canonical JSON form."""
     canon = json.dumps(preset.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
@@ -231,8 +235,8 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
                   created: datetime | None = None, source: str | None = None,
                   corpus: Layout | None = None,
                   estimate: Estimate = DEFAULT_ESTIMATE, solver: Solver = "fast",
-                  time_limit_s: float = 5.0, extra_variants: bool = True,
-                  cpu_step_times: bool = False) -> Plan:
+                  time_limit_s: float = 5.0, cpu_step_times: bool = False,
+                  extra_variants: bool = True) -> Plan:
     """Plan a campaign: validate it against the catalog, order its runs information-first,
     place them on the cards inside the usable window, and sum up what fits.
 
@@ -242,10 +246,10 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     another card are derived from their anchor (`planner.figures.estimates.figures_on`); `estimate`
     picks the end of their range planned on (`cautious`: the slow end). `solver`: the fast
     packer, or `cp-sat` (the `solve` extra) for a proven optimum within `time_limit_s`
-    (see `planner.planning.packing` for the objective). `extra_variants`: whether the
-    capacity counts the variants that would fit beside the asked seeds (`advise` ranks
-    hundreds of orders without them). `cpu_step_times`: plan with step times measured on a
-    CPU (else such measurements give only memory). Raises InputError on bad input.
+    (see `planner.planning.packing` for the objective). `cpu_step_times`: plan with step
+    times measured on a CPU (else such measurements give only memory). `extra_variants`:
+    whether the capacity counts the variants that would fit beside the asked seeds
+    (`advise` ranks hundreds of orders without them). Raises InputError on bad input.
     """
     card, warnings = check(preset, catalog, source)
     budget_note = ""
@@ -315,8 +319,9 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     # forever), and neither do evaluations of them.
     jobs = jobs_of(specs, training.seeds)
     began = time.monotonic()
-    packing = pack(jobs, c.cards, usable, solver=solver, time_limit_s=time_limit_s)
-    # The capacity proof shares the solver's time limit with the packing.
+    # The capacity proof shares the solver's time limit with the packing: a packing the
+    # solver cannot prove would otherwise take all of it, and leave the room unproven.
+    packing = pack(jobs, c.cards, usable, solver=solver, time_limit_s=time_limit_s * PACK_SHARE)
     capacity = training_capacity(jobs, packing, len(training.seeds), c.cards, usable,
                                  solver=solver,
                                  time_limit_s=time_limit_s - (time.monotonic() - began),

@@ -236,22 +236,24 @@ def test_readme_capacity_examples_are_the_real_output(capsys: Any) -> None:
 
 def test_cp_sat_proves_what_the_fast_bound_cannot() -> None:
     pytest.importorskip("ortools")
-    # Three runs on two cards: the card-hours hold a set, no schedule does.
-    jobs, n_cards, horizon = [Job(5.02, 1, 0), Job(4.86, 1, 0), Job(6.74, 1, 0)], 2, 9.78
+    # Four runs on three cards: the bounds leave room for a second set, no schedule has it.
+    jobs = [Job(3.37, 1, 0), Job(4.85, 1, 0), Job(3.24, 1, 0), Job(6.45, 1, 0)]
+    n_cards, horizon = 3, 12.51
     fast = training_capacity(jobs, pack(jobs, n_cards, horizon), 1, n_cards, horizon)
-    assert (fast.seed_sets, fast.seed_sets_proven, fast.seed_sets_upper_bound) == (0, False, 1)
-    assert not _all_fit(jobs, n_cards, horizon)
-    for packing in (pack(jobs, n_cards, horizon),
-                    pack(jobs, n_cards, horizon, solver="cp-sat", time_limit_s=5)):
-        cap = training_capacity(jobs, packing, 1, n_cards, horizon, solver="cp-sat",
-                                time_limit_s=5)
-        assert (cap.seed_sets, cap.seed_sets_proven, cap.seed_sets_upper_bound) == (0, True, 0)
-    # Four runs on four cards: one set fits, and cp-sat proves a second does not.
-    jobs = [Job(6.09, 1, 0), Job(8.76, 1, 0), Job(1.31, 1, 0), Job(6.43, 1, 0)]
-    cap = training_capacity(jobs, pack(jobs, 4, 12.23), 1, 4, 12.23, solver="cp-sat",
-                            time_limit_s=5)
-    assert (cap.seed_sets, cap.seed_sets_proven) == (1, True)
-    assert not _all_fit(SetTemplate(jobs).build(2), 4, 12.23)
+    assert (fast.seed_sets, fast.seed_sets_proven, fast.seed_sets_upper_bound) == (1, False, 2)
+    assert not _all_fit(SetTemplate(jobs).build(2), n_cards, horizon)
+    cap = training_capacity(jobs, pack(jobs, n_cards, horizon), 1, n_cards, horizon,
+                            solver="cp-sat", time_limit_s=5)
+    assert (cap.seed_sets, cap.seed_sets_proven, cap.seed_sets_upper_bound) == (1, True, 1)
+    # Here the fast packer misses a second set that exists: cp-sat finds and proves it.
+    jobs = [Job(2.94, 1, 0), Job(3.51, 1, 0), Job(8.39, 1, 0), Job(5.39, 1, 0)]
+    horizon = 13.98
+    fast = training_capacity(jobs, pack(jobs, n_cards, horizon), 1, n_cards, horizon)
+    assert (fast.seed_sets, fast.seed_sets_proven) == (1, False)
+    assert _all_fit(SetTemplate(jobs).build(2), n_cards, horizon)
+    cap = training_capacity(jobs, pack(jobs, n_cards, horizon), 1, n_cards, horizon,
+                            solver="cp-sat", time_limit_s=5)
+    assert (cap.seed_sets, cap.seed_sets_proven) == (2, True)
 
 
 @settings(max_examples=200, deadline=None)
@@ -269,3 +271,17 @@ def test_climb_finds_the_largest_count_that_fits(lo: int, truth: int, hi: int,
 
     assert climb(fits, lo, hi) == truth
     assert all(lo < k <= hi for k in tried)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0.5, 9.0), min_size=1, max_size=5), st.integers(1, 3),
+       st.floats(5.0, 20.0))
+def test_the_bin_packing_bound_is_never_below_a_schedule(durations: list[float],
+                                                         n_cards: int, horizon: float) -> None:
+    from planner.planning.capacity import room_for
+
+    unit = [Job(round(d, 2), 1, 0) for d in durations]
+    bound = room_for([], unit, n_cards, horizon, 10)
+    k = bound + 1
+    if k * len(unit) <= ORACLE_JOBS:
+        assert not _all_fit(SetTemplate(unit).build(k), n_cards, horizon)

@@ -10,7 +10,8 @@ brackets the answer between a set count it has placed and one no schedule can re
   n // w running at once, so a schedule is n // w tracks, each a sequence of runs. No set
   count fits whose runs need more than tracks × window hours (each track may overrun by
   `EPS_H`), nor one that puts more than m runs longer than window ÷ (m + 1) on each track,
-  for any m.
+  for any m; nor, for runs of one width, one whose durations the tracks cannot hold as
+  bins (`planner.planning.binpack_bound`).
 
 The search packs the upper end first (most plans reach it, which proves the answer), then
 halves the interval. With `cp-sat` a count the fast packer cannot prove is proven by asking
@@ -30,9 +31,11 @@ MAX_SETS = 1000
 """Most seed sets searched: the most seeds a preset may list."""
 MAX_EXTRA = 1000
 """Most extra variants searched: the most variants a preset may list."""
+UNBOUNDED = 10**9
+"""What the counting bounds give when nothing bounds them (no run takes any time)."""
 MAX_JOBS = 100_000
 """Most runs one packing in the search holds: the most a matrix may expand to."""
-_THRESHOLDS = 64
+_THRESHOLDS = 16
 """Values of m tried in the long-run bound (window ÷ (m + 1))."""
 
 
@@ -102,15 +105,25 @@ class SetTemplate:
         return self.build(1)
 
 
-def _needs(jobs: Sequence[Job], tracks: int, horizon: float) -> list[float]:
+def _needs(jobs: Sequence[Job], horizon: float, mixed: bool = False) -> list[float]:
     """What `jobs` use of the window's resources, in units of the capacity `_caps` gives:
-    track-hours, then for each m the runs longer than window ÷ (m + 1)."""
+    track-hours, then for each m the runs longer than window ÷ (m + 1). With `mixed`
+    widths a track is a card: a run counts once per card it holds."""
     limit = horizon + EPS_H
-    durations = sorted(j.duration for j in jobs)
-    out = [sum(durations)]
-    # Counted by bisection on the sorted durations: a plan computes this for every replan.
+    runs = sorted((j.duration, j.cards if mixed else 1) for j in jobs)
+    durations = [d for d, _ in runs]
+    weight = [0]
+    for _, w in reversed(runs):
+        weight.append(weight[-1] + w)  # weight[i]: cards held by the i longest runs
+    out = [float(sum(d * w for d, w in runs))]
+    # Counted by bisection on the sorted durations: a plan computes this on every replan.
     for m in range(1, _THRESHOLDS + 1):
-        out.append(float(len(durations) - bisect.bisect_right(durations, limit / (m + 1))))
+        longer = len(durations) - bisect.bisect_right(durations, limit / (m + 1))
+        out.append(float(weight[longer]))
+        if longer == len(durations):
+            # Every run counts from here on: the rest only repeat the total.
+            out += [out[-1]] * (_THRESHOLDS - m)
+            break
     return out
 
 
@@ -127,7 +140,7 @@ def _most(base: Sequence[float], unit: Sequence[float], caps: Sequence[float]) -
             return 0
         if u > 0:
             best = min(best, math.floor((c - b) / u + 1e-9))
-    return MAX_SETS * 1000 if best == math.inf else int(best)
+    return UNBOUNDED if best == math.inf else int(best)
 
 
 def _tracks(jobs: Sequence[Job], n_cards: int) -> int:
@@ -136,11 +149,21 @@ def _tracks(jobs: Sequence[Job], n_cards: int) -> int:
     return n_cards // widths.pop() if len(widths) == 1 else n_cards
 
 
-def _scaled(jobs: Sequence[Job], n_cards: int) -> list[Job]:
-    widths = {j.cards for j in jobs}
-    if len(widths) <= 1:
-        return list(jobs)
-    return [j._replace(duration=j.duration * j.cards) for j in jobs]
+def room_for(base: Sequence[Job], unit: Sequence[Job], n_cards: int, horizon: float,
+             most: int) -> int:
+    """Copies of `unit` (at most `most`) no schedule exceeds beside `base`: the track-hour
+    and long-run counts, then, for runs of one width, the bin-packing bound on the tracks
+    (`planner.planning.binpack_bound`)."""
+    tracks = _tracks([*base, *unit], n_cards)
+    mixed = len({j.cards for j in (*base, *unit)}) > 1
+    caps = _caps(tracks, horizon)
+    k = min(most, _most(_needs(base, horizon, mixed), _needs(unit, horizon, mixed), caps))
+    if k <= 0 or mixed:
+        return max(0, k)
+    from planner.planning.binpack_bound import most_copies
+
+    return most_copies([j.duration for j in base], [j.duration for j in unit], tracks,
+                       horizon + EPS_H, k)
 
 
 def sets_bound(template: SetTemplate, n_cards: int, horizon: float) -> int:
@@ -148,9 +171,7 @@ def sets_bound(template: SetTemplate, n_cards: int, horizon: float) -> int:
     one = template.jobs
     if not all(runnable(one, n_cards, horizon)):
         return 0
-    tracks = _tracks(one, n_cards)
-    caps = _caps(tracks, horizon)
-    return _most([0.0] * len(caps), _needs(_scaled(one, n_cards), tracks, horizon), caps)
+    return room_for([], one, n_cards, horizon, UNBOUNDED)
 
 
 def complete_layers(jobs: Sequence[Job], placed: Sequence[object]) -> int:

@@ -18,12 +18,8 @@ from planner.planning.capacity import (
     MAX_SETS,
     Capacity,
     SetTemplate,
-    _caps,
-    _most,
-    _needs,
-    _scaled,
-    _tracks,
     complete_layers,
+    room_for,
     sets_bound,
 )
 from planner.planning.objective import Job, runnable, score
@@ -133,21 +129,20 @@ class SetSearch:
         return sets, False, bound
 
     def _prove(self, sets: int, bound: int, time_limit_s: float) -> tuple[int, bool, int]:
-        """Ask the optimizer whether one more set fits, while time is left."""
+        """Ask the optimizer whether one more whole set fits, while time is left: `sets_fit`
+        answers for the real durations (a found schedule is checked, a refusal is proven on
+        durations rounded down)."""
+        from planner.planning.packing_sets import sets_fit
+
         until = time.monotonic() + time_limit_s
         while sets < bound:
-            left = until - time.monotonic()
-            if left <= 0:
-                break
-            jobs = self.template.build(sets + 1)
-            got = pack(jobs, self.n_cards, self.horizon, solver="cp-sat", time_limit_s=left)
-            if _all_placed(got):
+            fits = sets_fit(self.template.build(sets + 1), self.n_cards, self.horizon, until)
+            if fits is True:
                 sets += 1
-                continue
-            matrix = sum(1 for j in jobs if j.matrix)
-            if got.optimal is True or got.matrix_bound < matrix:
+            elif fits is False:
                 return sets, True, sets
-            break
+            else:
+                break
         return sets, sets >= bound, bound
 
     def median_variant(self) -> tuple[list[Job], list[Job]]:
@@ -170,11 +165,8 @@ class SetSearch:
         one = [*run, *evals]
         if not all(runnable(one, self.n_cards, self.horizon)):
             return 0
-        tracks = _tracks(base, self.n_cards)
-        caps = _caps(tracks, self.horizon)
-        unit = [asked * x for x in _needs(_scaled(one, self.n_cards), tracks, self.horizon)]
-        bound = _most(_needs(_scaled(base, self.n_cards), tracks, self.horizon), unit, caps)
-        hi = min(bound, MAX_EXTRA, max(0, MAX_JOBS - len(base)) // (asked * len(one)))
+        most = min(MAX_EXTRA, max(0, MAX_JOBS - len(base)) // (asked * len(one)))
+        hi = room_for(base, one * asked, self.n_cards, self.horizon, most)
 
         def fits(k: int) -> tuple[bool, int]:
             if k <= 0:

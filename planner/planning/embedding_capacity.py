@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from planner.corpus import lengths
-from planner.planning.capacity import Capacity, _caps, _most, _needs
+from planner.planning.capacity import Capacity, room_for
 from planner.planning.objective import EPS_H, Job
 from planner.planning.schedule import schedule
 from planner.spec import bounds
@@ -31,8 +31,7 @@ def _versions_fit(part_hours: Sequence[float], versions: int, n_cards: int,
 def most_versions(part_hours: Sequence[float], n_cards: int, usable: float) -> int:
     """Most whole versions the plan's placement fits, searched below the card-hour and
     long-run bound of `planner.planning.capacity`."""
-    unit = _needs([Job(h, 1) for h in part_hours], n_cards, usable)
-    hi = min(_most([0.0] * len(unit), unit, _caps(n_cards, usable)), bounds.VERSIONS)
+    hi = room_for([], [Job(h, 1) for h in part_hours], n_cards, usable, bounds.VERSIONS)
     lo = 0
     if hi > 0 and _versions_fit(part_hours, hi, n_cards, usable):
         return hi
@@ -48,9 +47,10 @@ def most_versions(part_hours: Sequence[float], n_cards: int, usable: float) -> i
 
 def _largest(fits: Callable[[int], bool], guess: int, top: int) -> int:
     """Largest n in [0, top] with fits(n), for `fits` true up to some n and false after:
-    galloping out from `guess` (fits(0) is true), then halving."""
+    galloping out from `guess` in doubling steps (fits(0) is true), then halving: a close
+    guess costs a few calls."""
     guess = max(1, min(guess, top))
-    step = max(1, guess // 100)
+    step = 1
     if fits(guess):
         lo, hi = guess, top + 1
         while lo < top:

@@ -13,6 +13,10 @@ Two solvers answer it: `fast` (plain Python, `planner.planning.packing_fast`), u
 and whenever no optimizer is installed, and `cp-sat` (OR-Tools, `planner.planning.packing_cpsat`,
 imported only when asked for), which proves the optimum of criteria 1-3 or reports its bound.
 
+`planner.planning.packing_sets.sets_fit` answers whether a given set of runs (the runs of K
+complete seed sets, say) fits whole: True (proven, a schedule was found), False (proven
+not), None (unknown by its deadline); it is what a search for the most seed sets calls.
+
 Times are hours from the start of the usable window. A run fits when it ends no later than
 `EPS_H` after the window closes: 1e-6 h (3.6 ms), far below anything a clock on a rented
 machine resolves, and far above the rounding of sums of hour figures.
@@ -21,6 +25,7 @@ machine resolves, and far above the rounding of sums of hour figures.
 from __future__ import annotations
 
 import importlib.util
+import time
 from collections.abc import Sequence
 
 from planner.planning.objective import (
@@ -46,19 +51,23 @@ def have_cp_sat() -> bool:
 
 
 def pack(jobs: Sequence[Job], n_cards: int, horizon: float, *, solver: Solver = "fast",
-         time_limit_s: float = 5.0, exact_times: bool = False) -> Packing:
+         time_limit_s: float = 5.0, exact_times: bool = False,
+         deadline: float | None = None) -> Packing:
     """Place `jobs` on `n_cards` identical cards inside [0, horizon] under the objective.
 
     `fast` returns at once with a capacity bound; `cp-sat` (needs the `solve` extra) returns a
-    proven optimum of criteria 1-3, or its best packing and the solver's bound when
-    `time_limit_s` runs out. When the fast packer already places every run that can run at
-    all, criteria 1-3 are optimal without a solver, and cp-sat is skipped unless
-    `exact_times` asks it to optimize criteria 4-5 too (this keeps an export of a campaign
-    that fits whole as quick as a plain plan). Raises ModuleNotFoundError when cp-sat is
-    asked for and OR-Tools is not installed.
+    proven optimum of criteria 1-3, or its best packing and a bound when `time_limit_s` of
+    wall-clock time (from this call, model building included) runs out; `deadline`
+    (`time.monotonic()` seconds) instead shares one deadline with other work. When the fast
+    packer already places every run that can run at all, criteria 1-3 are optimal without
+    a solver, and cp-sat is skipped unless `exact_times` asks it to optimize criteria 4-5
+    too (this keeps an export of a campaign that fits whole as quick as a plain plan).
+    Raises ModuleNotFoundError when cp-sat is asked for and OR-Tools is not installed.
     """
     from planner.planning.packing_fast import pack_fast
 
+    if deadline is None:
+        deadline = time.monotonic() + time_limit_s
     placed = pack_fast(jobs, n_cards, horizon)
     bound = capacity_bound(jobs, n_cards, horizon)
     matrix = sum(1 for j, p in zip(jobs, placed, strict=True) if j.matrix and p is not None)
@@ -67,4 +76,4 @@ def pack(jobs: Sequence[Job], n_cards: int, horizon: float, *, solver: Solver = 
         return Packing(placed, True if proven else None, matrix if proven else bound, "fast")
     from planner.planning.packing_cpsat import pack_cp_sat
 
-    return pack_cp_sat(jobs, n_cards, horizon, placed, bound, time_limit_s)
+    return pack_cp_sat(jobs, n_cards, horizon, placed, bound, deadline, exact_times)

@@ -8,6 +8,9 @@ Several orders are tried and the best by the objective (`planner.planning.packin
   evaluations: earlier seeds end up first on their cards, so a window cut short still holds
   complete sets;
 - the preset's own order, with backfill;
+- the runs of one more complete seed set than the first order holds, with those before,
+  longest first as one packing, then the rest seed layer by seed layer (a bin-packing
+  order that completes more sets);
 - today's list scheduler (`planner.planning.schedule.schedule`), so the result is never
   worse than it;
 
@@ -27,6 +30,9 @@ from planner.planning.schedule import Placement, schedule
 # and shrinking with size so a thousand-run matrix replans in milliseconds.
 _SEARCH_WORK = 2000
 _SEARCH_CAP = 60
+# Further complete seed sets tried as one longest-first packing each (one pass each: a
+# thousand-run replan affords one).
+_SETS_TRIED = 1
 
 
 class _Cards:
@@ -150,10 +156,11 @@ class _Cards:
         self.n_gaps += len(pieces)
 
 
-def serial(jobs: Sequence[Job], order: Sequence[int], n_cards: int, horizon: float
-           ) -> list[Placement | None]:
+def serial(jobs: Sequence[Job], order: Sequence[int], n_cards: int, horizon: float,
+           pinned: dict[int, float] | None = None) -> list[Placement | None]:
     """Place jobs in `order`, each at its earliest place; an evaluation whose training run
-    is not placed (yet) is left out."""
+    is not placed (yet) is left out. A job in `pinned` starts exactly there (or is left
+    out): give them first, in start order, and a schedule of them is kept as it is."""
     cards = _Cards(n_cards)
     out: list[Placement | None] = [None] * len(jobs)
     for i in order:
@@ -164,6 +171,10 @@ def serial(jobs: Sequence[Job], order: Sequence[int], n_cards: int, horizon: flo
             if before is None:
                 continue
             ready = before.end
+        if pinned is not None and i in pinned:
+            at = max(ready, pinned[i])
+            out[i] = cards.place(job, at, at + job.duration)
+            continue
         out[i] = cards.place(job, ready, horizon)
     return out
 
@@ -175,6 +186,16 @@ def layered(jobs: Sequence[Job]) -> list[int]:
     evals = sorted((i for i, j in enumerate(jobs) if not j.matrix),
                    key=lambda i: (jobs[jobs[i].after].seed if jobs[i].after >= 0 else 0, i))
     return matrix + evals
+
+
+def sets_first(jobs: Sequence[Job], k: int) -> list[int]:
+    """The matrix runs of the first `k` seed layers longest (and widest) first, packed as
+    one problem, then everything else seed layer by seed layer."""
+    keep = set(sorted({j.seed for j in jobs if j.matrix})[:k])
+    head = sorted((i for i, j in enumerate(jobs) if j.matrix and j.seed in keep),
+                  key=lambda i: (-jobs[i].cards, -jobs[i].duration, i))
+    rest = [i for i in layered(jobs) if not (jobs[i].matrix and jobs[i].seed in keep)]
+    return head + rest
 
 
 def _list_scheduler(jobs: Sequence[Job], n_cards: int, horizon: float
@@ -205,9 +226,14 @@ def pack_fast(jobs: Sequence[Job], n_cards: int, horizon: float) -> list[Placeme
     first = serial(jobs, start, n_cards, horizon)
     if _counts_max(score(jobs, first), ceiling):
         return first  # every run that can run is placed: nothing to compare
-    tried = [(first, start),
-             (serial(jobs, range(len(jobs)), n_cards, horizon), list(range(len(jobs)))),
-             (_list_scheduler(jobs, n_cards, horizon), None)]
+    tried: list[tuple[list[Placement | None], list[int] | None]] = [
+        (first, start),
+        (serial(jobs, range(len(jobs)), n_cards, horizon), list(range(len(jobs))))]
+    have = score(jobs, first)[0]
+    for k in range(have + 1, min(ceiling[0], have + _SETS_TRIED) + 1):
+        head = sets_first(jobs, k)
+        tried.append((serial(jobs, head, n_cards, horizon), head))
+    tried.append((_list_scheduler(jobs, n_cards, horizon), None))
     floor = score(jobs, tried[-1][0])
     scored = [(score(jobs, p), -n, p, o) for n, (p, o) in enumerate(tried)]
     key, _, best, order = max((t for t in scored if _dominates(t[0], floor)),

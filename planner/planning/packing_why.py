@@ -44,6 +44,17 @@ def _longest_free(placed: Sequence[Placement | None], n_cards: int, horizon: flo
     return best
 
 
+def _apart(*values: float) -> list[str]:
+    """The values with one decimal, or as many more (up to six) as it takes for values that
+    differ to read differently: a reason never shows a run needing what the room holds."""
+    for digits in range(1, 7):
+        text = [f"{v:.{digits}f}" for v in values]
+        if all(text[i] != text[j] or abs(values[i] - values[j]) < 1e-9
+               for i in range(len(values)) for j in range(i)):
+            return text
+    return text
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' if n != 1 else ''}"
 
@@ -82,24 +93,28 @@ class Reasons:
         if job.after >= 0 and placed[job.after] is None:
             return f"evaluates {ids[job.after]}, which does not fit"
         if job.duration > horizon + EPS_H:
-            return (f"needs {job.duration:.1f} h but the usable window is {horizon:.1f} h: it "
+            d, w = _apart(job.duration, horizon)
+            return (f"needs {d} h but the usable window is {w} h: it "
                     "cannot finish even alone")
         if job.after >= 0:
             before = placed[job.after]
             assert before is not None
             room = horizon - before.end
             if job.duration > room + EPS_H:
-                return (f"needs {job.duration:.1f} h after {ids[job.after]}, which ends "
-                        f"{room:.1f} h before the usable window closes")
+                d, r = _apart(job.duration, room)
+                return (f"needs {d} h after {ids[job.after]}, which ends "
+                        f"{r} h before the usable window closes")
         need = job.duration * job.cards
         if job.matrix and self.complete and job.seed >= self.complete \
                 and need > self.after_sets + EPS_H:
+            left, n = _apart(self.after_sets, need)
             return (f"the {_plural(self.complete, 'complete seed set')} leave "
-                    f"{self.after_sets:.1f} card-hours; this run needs {need:.1f}")
+                    f"{left} card-hours; this run needs {n}")
         on = "" if job.cards == 1 else f" on {job.cards} cards at once"
-        text = (f"needs {job.duration:.1f} h{on}; the {_plural(self.placed_n, 'run')} placed "
-                f"leave {self.idle:.1f} idle card-hours, the longest stretch with "
-                f"{_plural(job.cards, 'card')} idle is {self.stretch(job.cards):.1f} h")
+        d, idle, stretch = _apart(job.duration, self.idle, self.stretch(job.cards))
+        text = (f"needs {d} h{on}; the {_plural(self.placed_n, 'run')} placed "
+                f"leave {idle} idle card-hours, the longest stretch with "
+                f"{_plural(job.cards, 'card')} idle is {stretch} h")
         bound = self.packing.matrix_bound
         if job.matrix and bound <= self.matrix_n:
             text += "; no schedule fits more matrix runs"
