@@ -25,7 +25,7 @@ Command = Callable[[Sequence[str]], int]
 """A subcommand's entry point: its arguments in, its exit code out."""
 
 COMMANDS = ("presets", "cards", "schema", "measure", "compare", "advise", "check", "run",
-            "status", "slurm", "corpus", "embed", "report")
+            "status", "slurm", "corpus", "embed", "report", "replan")
 """The subcommands; anything else is the plan command's arguments."""
 
 
@@ -36,8 +36,8 @@ def plan_parser() -> argparse.ArgumentParser:
         description="Plan what fits in a GPU rental window, from a preset, and export the "
                     "plan and the matching order.",
         epilog="Other commands (each takes --help): presets, cards, schema, measure, "
-               "compare, advise, check, corpus scan, corpus size, embed, run, status, slurm, "
-               "report.",
+               "compare, advise, check, corpus scan, corpus size, embed, run, status, replan, "
+               "slurm, report.",
     )
     p.add_argument("--preset", metavar="NAME|PATH",
                    help="shipped preset name (see `presets`) or a preset file; "
@@ -80,6 +80,10 @@ def plan_parser() -> argparse.ArgumentParser:
     p.add_argument("--tui", action="store_true",
                    help="open the interactive terminal UI on the preset (what "
                         "`campaign-planner` with no arguments does in a terminal)")
+    p.add_argument("--plan", metavar="PLAN",
+                   help="open the terminal UI's Progress screen on a running plan.toml "
+                        "(its journal in --workdir, by default the plan's folder)")
+    p.add_argument("--workdir", metavar="DIR", help="with --plan: the run's working directory")
     add_what_if(p)
     return p
 
@@ -87,6 +91,10 @@ def plan_parser() -> argparse.ArgumentParser:
 def cmd_plan(argv: Sequence[str]) -> int:
     """Plan a preset headlessly; print the summary; export when --out is given."""
     args = plan_parser().parse_args(argv)
+    if args.plan:
+        from screens.progress import run as progress
+
+        return progress(args.plan, args.workdir)
     overrides = what_if(args)
     if args.tui:
         return _tui(args, overrides)
@@ -199,6 +207,9 @@ def _command(name: str) -> Command:
         case "report":
             from planner.cli import report
             return report.main
+        case "replan":
+            from planner.cli import replan
+            return replan.main
         case _:
             from planner.cli import embed
             return embed.main
@@ -250,13 +261,15 @@ def console() -> int:
     is of use, and exits within a fraction of a second: that process skips pydantic's plugin
     search, unless PYDANTIC_DISABLE_PLUGINS is already set, and collects garbage rarely
     and, in its own process, ends without the interpreter's teardown (`planner.cli.lean`).
-    Only the headless plan does: other commands and the terminal UI start
+    Only the headless plan and `replan` do: other commands and the terminal UI start
     processes (runs, measurements) that inherit the environment, and importing `planner` as
     a library changes nothing. The terminal UI's process, too, ends without the teardown
     (unless a thread of it still runs).
     """
     argv = sys.argv[1:]
-    if argv and argv[0] not in COMMANDS and "--tui" not in argv:
+    # `replan` reads, packs and writes like a headless plan, and starts no process either.
+    headless = argv and (argv[0] not in COMMANDS or argv[0] == "replan")
+    if headless and "--tui" not in argv and "--plan" not in argv:
         from planner.cli.lean import end_process, lean_process
 
         lean_process()

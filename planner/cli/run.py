@@ -44,6 +44,9 @@ def run_parser() -> Parser:
                         "SIGKILL (default 30)")
     p.add_argument("--poll", type=float, default=1.0, metavar="SECONDS",
                    help="how often runs are checked (default 1)")
+    p.add_argument("--progress-every", type=float, default=60.0, metavar="SECONDS",
+                   help="journal the step a run reports (CAMPAIGN_PROGRESS) at most this "
+                        "often per run (default 60)")
     return p
 
 
@@ -96,6 +99,11 @@ def cmd_run(argv: Sequence[str]) -> int:
     """Run a plan (or show, with --dry-run, what would run)."""
     args = run_parser().parse_args(argv)
     prepare.check_times(args.poll, args.grace)
+    if not 0 <= args.progress_every <= prepare.MAX_POLL_S:  # nan fails too
+        from planner.errors import InputError
+
+        raise InputError(f"must be between 0 and {prepare.MAX_POLL_S:g} seconds",
+                         field="--progress-every")
     plan, plan_path = prepare.load_plan(args.plan)
     cards = prepare.parse_cards(args.cards, plan)
     window_start = prepare.parse_window_start(args.window_start)
@@ -119,7 +127,7 @@ def cmd_run(argv: Sequence[str]) -> int:
                     if rec.state == "failed":
                         hist.apply(journal.append("reset", run=rid))
             executor = Executor(plan, plan_path, ws, journal, hist, cards, poll=args.poll,
-                                grace=args.grace)
+                                grace=args.grace, progress_every=args.progress_every)
             if changes:
                 executor.say(f"plan changed, accepted: {changes}")
             return executor.run()
@@ -136,13 +144,28 @@ def cmd_status(argv: Sequence[str]) -> int:
     p.add_argument("plan", metavar="PLAN", help="plan.toml (or the folder holding it)")
     p.add_argument("--workdir", metavar="DIR", help=WORKDIR_HELP)
     p.add_argument("--json", action="store_true", help="print the status as JSON")
+    p.add_argument("--watch", nargs="?", type=float, const=5.0, metavar="SECONDS",
+                   help="redraw the status in place every SECONDS (default 5) until Ctrl-C")
     args = p.parse_args(argv)
     from planner.run.status import render, summarize
 
     plan, plan_path = prepare.load_plan(args.plan)
     ws = prepare.workspace(plan_path, args.workdir)
-    s = summarize(plan, prepare.history(ws), ws)
-    print(json.dumps(s, indent=2) if args.json else render(s))
+
+    def show() -> str:
+        s = summarize(plan, prepare.history(ws), ws)
+        return json.dumps(s, indent=2) if args.json else render(s)
+
+    if args.watch is not None:
+        if not 0.1 <= args.watch <= prepare.MAX_POLL_S:  # nan fails too
+            from planner.errors import InputError
+
+            raise InputError(f"must be between 0.1 and {prepare.MAX_POLL_S:g} seconds",
+                             field="--watch")
+        from planner.cli.watch import watch
+
+        return watch(show, args.watch)
+    print(show())
     return 0
 
 

@@ -355,6 +355,13 @@ class Plan(Lax):
     """Embedding settings and counts (embedding campaigns)."""
     adaptation: AdaptationPlan | None = None
     """Base model, trained parameters and dataset (adaptation campaigns)."""
+    # A replan's revision fields; left out of a fresh plan, which reads as before.
+    revision: int = Field(default=0, ge=0, le=1_000_000, exclude_if=operator.not_)
+    """0 for a plan made from its preset; each replan counts one more."""
+    parent: str = Field(default="", exclude_if=operator.not_)
+    """Id of the plan this revision replaces (`plan_id`)."""
+    held: list[Run] = Field(default=[], exclude_if=operator.not_)
+    """Runs a replan left out, kept whole so that a later replan can bring them back."""
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Self:
@@ -365,6 +372,11 @@ class Plan(Lax):
             seen.add(run.id)
         rules.check_plan_runs(self.runs, seen, self.campaign.cards)
         return self
+
+
+def plan_id(plan: Plan) -> str:
+    """The plan's id: its campaign's id, and the revision after a replan."""
+    return plan.campaign.id if not plan.revision else f"{plan.campaign.id}-r{plan.revision}"
 
 
 def with_overrides(plan: Plan, lines: list[str]) -> Plan:

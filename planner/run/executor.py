@@ -33,6 +33,7 @@ from planner.run.procs import (
     run_lock,
     signal_group,
 )
+from planner.run.progress import PROGRESS_EVERY_S, Sampler
 from planner.run.status import span
 
 
@@ -54,7 +55,8 @@ class Executor:
 
     def __init__(self, plan: Plan, plan_path: Path, ws: Workspace, journal: Journal,
                  history: History, cards: list[int], *, poll: float = 1.0,
-                 grace: float = 30.0, out: TextIO | None = None) -> None:
+                 grace: float = 30.0, out: TextIO | None = None,
+                 progress_every: float = PROGRESS_EVERY_S) -> None:
         self.plan, self.plan_path, self.ws = plan, plan_path, ws
         self.journal, self.history, self.cards = journal, history, cards
         self.poll, self.grace = poll, grace
@@ -69,6 +71,7 @@ class Executor:
         """Runs whose launcher recorded no exit, and when they may be retried (back-off)."""
         self.stop_signal: int | None = None
         self.kill_now = False
+        self.progress = Sampler(ws.workdir, progress_every)
 
     def say(self, message: str) -> None:
         print(f"{time.strftime('%H:%M:%S')}  {message}", file=self.out, flush=True)
@@ -234,6 +237,7 @@ class Executor:
             self.say(f"refused: {problem}")
             return
         write_manifest(wd, run)
+        self.progress.forget(run)
         (wd / run.export_name).parent.mkdir(parents=True, exist_ok=True)
         attempt = self.record(run.id).attempts + 1
         s = spawn(self.ws, run, cards, attempt, lock, self.plan_path, self.plan.campaign.id)
@@ -309,8 +313,13 @@ class Executor:
         self.event("exited", run=rid, attempt=a.attempt, code=code, outcome=outcome)
 
     def observe(self) -> None:
-        """Journal a checkpoint when a training run's resume path changes."""
+        """Journal a checkpoint when a training run's resume path changes, and the step a
+        run reports (`planner.run.progress`)."""
+        now = time.time()
         for a in self.active.values():
+            step = self.progress.due(a.run, now)
+            if step is not None:
+                self.event("progress", run=a.run.id, attempt=a.attempt, step=step)
             mtime = self._checkpoint_mtime(a.run)
             if mtime is not None and mtime != a.seen_checkpoint:
                 a.seen_checkpoint = mtime

@@ -86,6 +86,7 @@ FIELDS: dict[str, dict[str, Any]] = {
     "executor": {"cards": _INT_LIST, "window_start": _NUMBER},
     "started": {"run": str, "attempt": int, "cards": _INT_LIST, "fingerprint": str},
     "checkpointed": {"run": str, "attempt": int},
+    "progress": {"run": str, "attempt": int, "step": int},
     "exited": {"run": str, "attempt": int, "outcome": str},
     "reset": {"run": str},
     "done": {"run": str, "fingerprint": str},
@@ -203,6 +204,8 @@ class RunRecord:
     last_checkpoint: float | None = None
     cards: list[int] = field(default_factory=list)
     process: dict[str, Any] = field(default_factory=dict)
+    trace: list[dict[str, Any]] = field(default_factory=list)
+    """Its `started`, `progress` and `exited` events, for the rates they show."""
 
 
 @dataclass
@@ -231,9 +234,12 @@ class History:
         if "run" not in e:
             return
         r = self.runs.setdefault(e["run"], RunRecord(e["run"]))
+        if ev == "started" and e["fingerprint"] != r.fingerprint:
+            # Other parameters: a different run.
+            self.runs[r.id] = r = RunRecord(r.id, attempts=r.attempts)
+        if ev in ("started", "progress", "exited"):
+            r.trace.append(e)
         if ev == "started":
-            if e["fingerprint"] != r.fingerprint:  # other parameters: a different run
-                self.runs[r.id] = r = RunRecord(r.id, attempts=r.attempts)
             r.fingerprint, r.state, r.attempts = e["fingerprint"], "running", e["attempt"]
             r.started, r.ended, r.cards = e["t"], None, e["cards"]
             r.first_start = r.first_start or e["t"]

@@ -20,7 +20,7 @@ from pathlib import Path
 from planner.errors import InputError
 from planner.nofollow import ensure_dir, open_file
 from planner.planning.export import read_plan
-from planner.planning.plan import Plan
+from planner.planning.plan import Plan, plan_id
 from planner.run.journal import History, Journal, Workspace, fold, read_events
 from planner.run.params import (
     check_manifest,
@@ -111,6 +111,8 @@ def check(plan: Plan, plan_path: Path, ws: Workspace, hist: History, accept: boo
     if hist.plan is not None and hist.plan["fingerprint"] != plan_fingerprint(plan):
         new = {r.id: run_parameters(r) for r in plan.runs}
         changes = plan_changes(hist.plan.get("runs", {}), new)
+        if is_revision(plan, hist):
+            return f"revision {plan.revision}, replacing {plan.parent} ({changes})"
         if not accept:
             raise InputError(
                 f"the plan changed since this journal began ({changes}); pass "
@@ -135,6 +137,14 @@ def check(plan: Plan, plan_path: Path, ws: Workspace, hist: History, accept: boo
         more = f" (and {len(problems) - 1} more run(s))" if len(problems) > 1 else ""
         raise InputError(problems[0] + more, file=plan_path)
     return changes
+
+
+def is_revision(plan: Plan, hist: History) -> bool:
+    """Whether `plan` is a replan of the plan the journal ran last: run without asking."""
+    if not plan.revision or hist.plan is None:
+        return False
+    ran = hist.plan.get("plan_id") or hist.plan.get("campaign")
+    return hist.plan.get("campaign") == plan.campaign.id and plan.parent == ran
 
 
 @contextmanager
@@ -173,6 +183,7 @@ def begin(journal: Journal, hist: History, plan: Plan, plan_path: Path, changes:
     if hist.plan is None or hist.plan["fingerprint"] != fp:
         hist.apply(journal.append(
             "plan", fingerprint=fp, path=str(plan_path), campaign=plan.campaign.id,
+            plan_id=plan_id(plan), revision=plan.revision, parent=plan.parent,
             accepted_change=changes, runs={r.id: run_parameters(r) for r in plan.runs}))
     # Unless told, the first session is taken to start when the plan's first run may.
     start = window_start or time.time() - plan.campaign.usable_from_h * 3600

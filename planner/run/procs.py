@@ -11,6 +11,7 @@ from typing import Any
 
 from planner.planning.plan import Run
 from planner.run.once import lock_path, run_lock
+from planner.run.progress import progress_path
 
 SHIM = Path(__file__).with_name("shim.py")
 __all__ = ["SHIM", "alive", "identity", "kill_leftovers", "lock_path", "run_env",
@@ -36,6 +37,7 @@ def run_env(run: Run, workdir: Path, cards: list[int], attempt: int, plan_path: 
         "CAMPAIGN_ATTEMPT": str(attempt),
         "CAMPAIGN_WORKDIR": str(workdir),
         "CAMPAIGN_PLAN": str(plan_path),
+        "CAMPAIGN_PROGRESS": str(progress_path(workdir, run)),
     })
     return env
 

@@ -141,6 +141,7 @@ run_locked() {
   export CAMPAIGN_WORKDIR="$WORKDIR" CAMPAIGN_RUN_ID="$RUN_ID" CAMPAIGN_RUN_KIND="$KIND"
   export CAMPAIGN_SEED="$SEED" CAMPAIGN_CHECKPOINT_DIR="$CKPT"
   export CAMPAIGN_RESUME_PATH="$RESUME" CAMPAIGN_EXPORT="$EXPORT"
+  export CAMPAIGN_PROGRESS="$CKPT/$RUN_ID.progress.json"
   # Failures (time limits included) so far in this job: requeues keep the count, so a run
   # that never finishes is not requeued forever; a new submission starts afresh.
   local failures="${SLURM_RESTART_COUNT:-0}" attempt=0 code slot job count

@@ -15,7 +15,9 @@ import humanize
 
 from planner.planning.plan import Plan, Run
 from planner.planning.schedule import schedule
+from planner.run.clock import extend, hours_left, rates
 from planner.run.journal import History, RunRecord, Workspace
+from planner.run.observe import with_done_records
 from planner.run.params import run_fingerprint
 from planner.run.procs import alive
 
@@ -85,9 +87,10 @@ class Projection:
 
 
 def project(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], now_h: float,
-            n_cards: int, pace: float | None = None, origin: float | None = None
-            ) -> Projection:
-    """Where the runs not done yet would go from `now_h` on."""
+            n_cards: int, pace: float | None = None, origin: float | None = None,
+            left_h: dict[str, float] | None = None) -> Projection:
+    """Where the runs not done yet would go from `now_h` on; `left_h` gives the hours each
+    still needs (at the observed step times) instead of the planned hours × the pace."""
     hours = {r.id: r.end_h - r.start_h for r in plan.runs}
     if pace is None:
         done = [r for r in plan.runs if groups[r.id] == "done" and recs[r.id].busy_s > 0]
@@ -102,7 +105,8 @@ def project(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], now_
         rec = recs[r.id]
         spent = rec.busy_s + (now - rec.started if groups[r.id] == "running" and rec.started
                               else 0.0)
-        durations.append(max(hours[r.id] * pace - spent / 3600, 0.0))
+        durations.append(left_h[r.id] if left_h is not None and r.id in left_h
+                         else max(hours[r.id] * pace - spent / 3600, 0.0))
     need = [len(r.card) for r in left]
     after = [index.get(r.depends_on, -1) for r in left]
     horizon = plan.campaign.usable_until_h - now_h
@@ -127,13 +131,15 @@ def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
               ) -> dict[str, Any]:
     """The status as plain data (what `status --json` prints)."""
     now = time.time() if now is None else now
-    recs = current(plan, hist)
+    recs = with_done_records(plan.runs, current(plan, hist), ws.workdir)
     groups = {r.id: group(r, recs[r.id], recs) for r in plan.runs}
     origin = hist.window_start
     now_h = (now - origin) / 3600 if origin is not None else plan.campaign.usable_from_h
     n_cards = len(hist.cards) or plan.campaign.cards
+    observed = rates(plan, recs)
     proj = project(plan, recs, groups, now_h, n_cards, None if origin is not None else 1.0,
-                   origin)
+                   origin, hours_left(plan, recs, groups, now, observed)
+                   if origin is not None else None)
     c = plan.campaign
     runs = []
     for r in plan.runs:
@@ -149,23 +155,52 @@ def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
             "actual_start_h": _h(rec.first_start, origin),
             "actual_end_h": _h(rec.ended, origin) if groups[r.id] == "done" else None,
             "actual_s": round(busy, 1), "checkpoints": rec.checkpoints,
-            "projected_end_h": round(placed[1], 3) if placed else None,
+            "projected_end_h": round(placed[1], 6) if placed else None,
             # Runs done, failed or blocked are not projected: only those left can miss.
             "fits": placed is not None or r.id not in proj.fits,
         })
-    return {
+    s = {
         # The plan the journal ran, once a session has started; before that, no key.
         **({"plan": str(hist.plan["path"])} if hist.plan else {}),
         "campaign": c.id, "workdir": str(ws.workdir), "journal": str(ws.journal),
         "executor_running": executor_alive(ws), "started": origin is not None,
         "window_start": origin, "now_h": round(now_h, 3), "window_h": c.window_hours,
         "usable_until_h": c.usable_until_h, "planned_end_h": plan.summary.makespan_h,
-        "projected_end_h": round(proj.end_h, 3), "pace": round(proj.pace, 3),
+        "projected_end_h": round(proj.end_h, 6), "pace": round(proj.pace, 3),
         "behind_s": round((proj.end_h - plan.summary.makespan_h) * 3600, 1),
         "counts": {g: list(groups.values()).count(g) for g in GROUPS},
         "no_longer_fit": [r["id"] for r in runs if not r["fits"]],
-        "runs": runs,
+        "cards": n_cards, "runs": runs,
     }
+    extend(s, plan, recs, groups, now, observed)
+    return s
+
+
+def observed_lines(s: dict[str, Any]) -> list[str]:
+    """Observed step times per variant and the room left, once anything was observed."""
+    seen = {k: v for k, v in s.get("observed", {}).items() if v["source"] != "planned"}
+    if not s["started"] or not seen:
+        return []
+    rates = " · ".join(f"{k} {v['seconds_per_step']:.3g} s/step ({v['ratio']:.2f}×"
+                       f"{'' if v['source'] == 'observed' else ', campaign ratio'})"
+                       for k, v in seen.items())
+    room = s["capacity_left"]
+    more = room["seed_sets_more_at_most"]
+    return [f"Observed  {rates}",
+            f"Room left {room['card_hours']:.4g} card-hours after the work left"
+            + (f" (at most {more} more seed set{'s' if more != 1 else ''})"
+               if more is not None else "")]
+
+
+def pace_cell(r: dict[str, Any]) -> str:
+    """`  step 40/100 (reported) · 0.62 s/step, planned 0.30` for a run with figures."""
+    parts = []
+    if r.get("state") == "running" and r.get("progress"):
+        parts.append(f"step {r['step']}/{r['steps']} ({r['progress']})")
+    if r.get("observed_s_per_step") is not None and r.get("planned_s_per_step"):
+        parts.append(f"{r['observed_s_per_step']:.3g} s/step, planned "
+                     f"{r['planned_s_per_step']:.3g}")
+    return ("  " + " · ".join(parts)) if parts else ""
 
 
 def _hh(h: float | None) -> str:
@@ -201,6 +236,7 @@ def render(s: dict[str, Any]) -> str:
         f"{span(behind)} {'behind' if behind > 0 else 'ahead of'} the plan"
     lines.append(f"Projected last run ends at hour {s['projected_end_h']:.1f}: {how} "
                  f"(planned {s['planned_end_h']:.1f})")
+    lines += observed_lines(s)
     late = s["no_longer_fit"]
     if late:
         lines.append(f"Late      {len(late)} run(s) will no longer end by hour "
@@ -218,5 +254,6 @@ def render(s: dict[str, Any]) -> str:
             f"  {r['id']:<{width}}  {state:<11} {r['attempts']:>5}  "
             f"{_hh(r['planned_start_h']):>6}–{_hh(r['planned_end_h']):<6}  "
             f"{_actual(r['actual_start_h'], r['actual_end_h']):<13}  "
-            f"{span(r['planned_s']):<25}  {span(r['actual_s']) if r['actual_s'] else '—'}{code}")
+            f"{span(r['planned_s']):<25}  {span(r['actual_s']) if r['actual_s'] else '—'}{code}"
+            f"{pace_cell(r)}")
     return "\n".join(lines)

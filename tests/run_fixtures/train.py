@@ -10,7 +10,8 @@ folder so tests can check every start, checkpoint and end.
              --export PATH [--step-seconds S] [--every N] [key=value ...]
 
 A parameter `crash=always` makes every attempt fail (exit 3) halfway; `crash=once` fails
-the first attempt only.
+the first attempt only; `slow=F` makes every step F times longer. It reports its step to
+`CAMPAIGN_PROGRESS` after each one.
 """
 
 from __future__ import annotations
@@ -103,15 +104,19 @@ def main(argv: list[str]) -> int:
           env_seed=os.environ.get("CAMPAIGN_SEED"))
     print(f"{a.run_id}: start at step {step}", flush=True)
     crash = params.get("crash", "never")
+    progress = Path(os.environ["CAMPAIGN_PROGRESS"]) if os.environ.get("CAMPAIGN_PROGRESS") \
+        else None
     while step < a.steps:
         if step >= a.steps // 2 and (crash == "always" or (crash == "once" and attempt <= 1)):
             print(f"{a.run_id}: crashing at step {step}", file=sys.stderr, flush=True)
             return 3
         while a.gate is not None and step >= a.every and not a.gate.exists():
             time.sleep(0.01)
-        time.sleep(a.step_seconds)
+        time.sleep(a.step_seconds * float(params.get("slow", "1")))
         state = advance(state, step)
         step += 1
+        if progress:
+            write_atomic(progress, {"step": step})
         if step % a.every == 0 or step == a.steps:
             ckpt = {"step": step, "state": state, "fp": fp}
             write_atomic(folder / f"ckpt-{step:06d}.json", ckpt)

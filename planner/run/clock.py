@@ -1,0 +1,77 @@
+"""`status` against the clock: observed step times per run and variant, the work left
+re-timed by them, and the capacity the rest of the window still has."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from planner.planning.plan import Plan, Run
+from planner.run.journal import RunRecord
+from planner.run.observe import (
+    Rate,
+    current_step,
+    observed_span,
+    rates,
+    remaining_h,
+    retimed_h,
+    startup_s,
+)
+
+
+def hours_left(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], now: float,
+               observed: dict[str, Rate]) -> dict[str, float]:
+    """Hours each run not done yet still needs at the observed step times."""
+    startup = startup_s(plan)
+    out = {}
+    for run in plan.runs:
+        rate = observed.get(run.variant)
+        if groups[run.id] == "running":
+            out[run.id] = remaining_h(run, recs[run.id], now, rate, startup)
+        elif groups[run.id] == "pending":
+            out[run.id] = retimed_h(run, rate)
+    return out
+
+
+def run_fields(run: Run, rec: RunRecord, group: str, now: float, rate: Rate | None,
+               startup: float) -> dict[str, Any]:
+    """Per run: its planned and observed seconds per step and how far it is."""
+    t, steps = observed_span(run, rec, startup) if run.kind == "train" else (0.0, 0)
+    step, how = (current_step(run, rec, now, rate, startup) if group == "running"
+                 else (run.steps if group == "done" else 0, "exit" if group == "done" else ""))
+    return {
+        "planned_s_per_step": rate.planned_seconds_per_step if rate else None,
+        "observed_s_per_step": round(t / steps, 6) if steps else None,
+        "step": step, "steps": run.steps, "progress": how or None,
+    }
+
+
+def capacity_left(plan: Plan, left: dict[str, float], n_cards: int, now_h: float,
+                  observed: dict[str, Rate]) -> dict[str, Any]:
+    """Card-hours the rest of the window holds beyond the work left, and how many more
+    seed sets that is by card-hours alone (an upper bound) at the observed step times."""
+    by_id = {r.id: r for r in plan.runs}
+    room = n_cards * max(plan.campaign.usable_until_h - now_h, 0.0)
+    need = sum(h * len(by_id[rid].card) for rid, h in left.items())
+    free = max(room - need, 0.0)
+    seeds = sorted({r.seed for r in plan.runs if r.seed is not None})
+    one_set = sum(retimed_h(r, observed.get(r.variant)) * len(r.card)
+                  for r in plan.runs if seeds and r.seed == seeds[0])
+    more = math.floor(free / one_set + 1e-9) if one_set > 0 else None
+    return {"card_hours": round(free, 4), "seed_sets_more_at_most": more}
+
+
+def extend(s: dict[str, Any], plan: Plan, recs: dict[str, RunRecord],
+           groups: dict[str, str], now: float, observed: dict[str, Rate]) -> None:
+    """Add the observed figures to a status summary (`planner.run.status.summarize`)."""
+    startup = startup_s(plan)
+    for row, run in zip(s["runs"], plan.runs, strict=True):
+        row.update(run_fields(run, recs[run.id], groups[run.id], now,
+                              observed.get(run.variant), startup))
+    left = hours_left(plan, recs, groups, now, observed)
+    s["observed"] = {k: v.as_json() for k, v in observed.items()}
+    s["at_risk"] = list(s["no_longer_fit"])
+    s["capacity_left"] = capacity_left(plan, left, s["cards"], s["now_h"], observed)
+
+
+__all__ = ["extend", "hours_left", "rates"]

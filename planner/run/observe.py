@@ -1,0 +1,175 @@
+"""Observed step times: each variant's seconds per step from its runs' progress and exits.
+
+A run's attempts are read from its journal trace: each `progress` sample is a point, and
+a finish the run's last step; a fresh start is step 0 (after the planned startup) only when
+the attempt reported at most one step, since a process's start is not a step. The time
+between the first and last point of an attempt over the steps between them is what the
+attempt shows; a variant's rate sums its runs'. A variant nothing was seen of takes the
+campaign's observed/planned ratio, and says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from planner.nofollow import LinkRefused
+from planner.planning.plan import Plan, Run
+from planner.run.journal import RunRecord
+from planner.run.once import read_done
+from planner.run.params import run_fingerprint
+
+OBSERVED, CAMPAIGN, PLANNED = "observed", "campaign ratio", "planned"
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A variant's step time as observed, against the plan's."""
+
+    seconds_per_step: float
+    planned_seconds_per_step: float
+    ratio: float
+    """Observed ÷ planned step time."""
+    runs: int
+    """Runs of the variant whose progress or exits gave it (0: not observed)."""
+    source: str
+    """`observed`, `campaign ratio` (the campaign's observed/planned ratio) or `planned`."""
+
+    def as_json(self) -> dict[str, Any]:
+        """The rate as `--json` prints it."""
+        return {"seconds_per_step": round(self.seconds_per_step, 6),
+                "planned_seconds_per_step": round(self.planned_seconds_per_step, 6),
+                "ratio": round(self.ratio, 4), "runs": self.runs, "source": self.source}
+
+
+def planned_step_s(plan: Plan) -> dict[str, float]:
+    """Planned seconds per step of each configuration."""
+    return {f.config: f.step_time_s.value for f in plan.assumptions.figures}
+
+
+def startup_s(plan: Plan) -> float:
+    """Seconds each run is planned to spend before its first step."""
+    return plan.assumptions.overheads.startup_minutes * 60
+
+
+def observed_span(run: Run, rec: RunRecord, startup: float, until: float | None = None
+                  ) -> tuple[float, int]:
+    """(seconds, steps) the run's attempts show; `until` ends a running attempt's span."""
+    total_t, total_steps = 0.0, 0
+    points: list[tuple[float, int]] = []
+    sampled = True
+    """Whether `points` starts at a reported step (no start point to drop)."""
+
+    def close() -> None:
+        nonlocal total_t, total_steps
+        use = points
+        if len(points) > 2 and points[1][1] < points[-1][1] and not sampled:
+            use = points[1:]  # reported steps alone: the process's start is not a step
+        if len(use) >= 2 and use[-1][1] > use[0][1]:
+            total_t += max(use[-1][0] - use[0][0], 0.0)
+            total_steps += use[-1][1] - use[0][1]
+
+    for e in rec.trace:
+        if e["ev"] == "started":
+            close()
+            sampled = bool(e.get("resume"))
+            points = [] if sampled else [(e["t"] + startup, 0)]
+        elif e["ev"] == "progress" and (until is None or e["t"] <= until):
+            points.append((e["t"], e["step"]))
+        elif e["ev"] == "exited":
+            if e["outcome"] == "finished" and run.steps:
+                points.append((e["t"], run.steps))
+            close()
+            points = []
+    close()
+    return total_t, total_steps
+
+
+def rates(plan: Plan, recs: dict[str, RunRecord]) -> dict[str, Rate]:
+    """Each configuration's observed step time, or the campaign's ratio where none shows."""
+    planned = planned_step_s(plan)
+    startup = startup_s(plan)
+    seen: dict[str, list[float]] = {}
+    for run in [*plan.runs, *plan.held]:
+        rec = recs.get(run.id)
+        if run.kind != "train" or rec is None or not rec.trace or run.variant not in planned:
+            continue
+        t, steps = observed_span(run, rec, startup)
+        if steps:
+            acc = seen.setdefault(run.variant, [0.0, 0.0, 0.0])
+            acc[0] += t
+            acc[1] += steps
+            acc[2] += 1
+    spent = sum(a[0] for a in seen.values())
+    expected = sum(a[1] * planned[v] for v, a in seen.items())
+    ratio = spent / expected if expected > 0 else 1.0
+    out = {}
+    for config, step_s in planned.items():
+        if config in seen and seen[config][1] and step_s > 0:
+            secs, count, n = seen[config]
+            obs = secs / count
+            out[config] = Rate(obs, step_s, obs / step_s, int(n), OBSERVED)
+        else:
+            out[config] = Rate(step_s * ratio, step_s, ratio, 0,
+                               CAMPAIGN if expected > 0 else PLANNED)
+    return out
+
+
+def retimed_h(run: Run, rate: Rate | None) -> float:
+    """The run's planned hours with its steps at the observed step time."""
+    planned = run.end_h - run.start_h
+    if rate is None or not run.steps:
+        return planned
+    extra = run.steps * (rate.seconds_per_step - rate.planned_seconds_per_step) / 3600
+    return max(planned + extra, 0.0)
+
+
+def current_step(run: Run, rec: RunRecord, now: float, rate: Rate | None,
+                 startup: float) -> tuple[int, str]:
+    """(step, how it is known) of a running run: `reported` from its progress file, else
+    `elapsed`, estimated from the time since its attempt started."""
+    attempt = [e for e in rec.trace if e.get("attempt") == rec.attempts]
+    reported = [e["step"] for e in attempt if e["ev"] == "progress" and e["t"] <= now]
+    if reported:
+        return min(reported[-1], run.steps), "reported"
+    started = rec.started or now
+    step_s = rate.seconds_per_step if rate and rate.seconds_per_step > 0 else 0.0
+    if not step_s or not run.steps:
+        return 0, "elapsed"
+    return min(int(max(now - started - startup, 0.0) / step_s), run.steps), "elapsed"
+
+
+def remaining_h(run: Run, rec: RunRecord, now: float, rate: Rate | None,
+                startup: float) -> float:
+    """Hours a running run still needs at the observed step time."""
+    full = retimed_h(run, rate)
+    if not run.steps or rate is None:
+        spent = (now - (rec.started or now)) / 3600
+        return max(full - spent, 0.0)
+    step, _ = current_step(run, rec, now, rate, startup)
+    return max((run.steps - step) * rate.seconds_per_step / 3600, 0.0)
+
+
+def with_done_records(runs: list[Run], recs: dict[str, RunRecord], workdir: Path
+                      ) -> dict[str, RunRecord]:
+    """`recs` with the runs a SLURM task (or an executor in another folder) finished marked
+    finished: their done record beside their checkpoints says so, with these parameters,
+    though this journal does not."""
+    out = dict(recs)
+    for run in runs:
+        rec = out.get(run.id)
+        if rec is not None and rec.state == "finished":
+            continue
+        try:
+            done = read_done(workdir, run, run_fingerprint(run))
+        except LinkRefused:
+            done = None
+        finished = done.get("finished") if done else None
+        if not isinstance(finished, int | float) or isinstance(finished, bool):
+            continue
+        base = rec or RunRecord(run.id)
+        out[run.id] = replace(base, state="finished", fingerprint=run_fingerprint(run),
+                              ended=float(finished), exit_code=0,
+                              attempts=max(base.attempts, 1))
+    return out

@@ -1,0 +1,34 @@
+"""A replan's difference, for a person."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from planner.run.replan import Replan
+
+
+def _ids(ids: list[str], most: int = 6) -> str:
+    more = f" and {len(ids) - most} more" if len(ids) > most else ""
+    return ", ".join(ids[:most]) + more if ids else "none"
+
+
+def render(r: Replan, written: Path, workdir: Path) -> str:
+    """What the revision changed and how to run it."""
+    c = r.plan.campaign
+    lines = [f"Revision  {r.plan.revision} of {c.id} (replaces {r.plan.parent}) at hour "
+             f"{r.now_h:.3f} of {c.window_hours:g}",
+             f"Runs      {len(r.finished)} finished · {len(r.running)} running · "
+             f"{len(r.remaining)} re-timed · {len(r.dropped)} dropped · {len(r.added)} added"]
+    for name, rate in r.observed.items():
+        lines.append(f"Step time {name}: {rate.seconds_per_step:.4g} s/step, "
+                     f"{rate.ratio:.2f}× planned ({rate.source}"
+                     f"{f', {rate.runs} run(s)' if rate.runs else ''})")
+    lines.append(f"Projected last run ends at hour {r.projected_end_h:.3f}; runs must end by "
+                 f"hour {c.usable_until_h:g}")
+    for d in r.dropped:
+        lines.append(f"No longer fits  {d.id}: {d.reason}")
+    if r.added:
+        lines.append(f"Now fits too    {_ids(r.added)}")
+    lines += [f"Wrote {written} (order.toml unchanged)",
+              f"Run it with: campaign-planner run {written} --workdir {workdir}"]
+    return "\n".join(lines)

@@ -1,0 +1,120 @@
+"""End to end: a variant runs 2× slower than planned, the executor is stopped part way,
+`replan` observes it, and `run` on the revision finishes what is left, re-running nothing.
+
+The moments are picked by journal events (two runs finished; the executor gone), never by
+a clock. The replan is made as of a moment `--at` that leaves 14.2 s of the window: room
+for seed 1 and the baseline's seed 2 at the observed step times (give or take 10%), not
+for the slow variant's seed 2, whatever the machine's load was."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.run_fixtures import harness as h
+
+STEP_S = 0.3
+STEPS = 10
+WINDOW_S = 60.0
+LEFT_S = 14.2
+
+
+def slow_preset() -> dict[str, Any]:
+    """Baseline and `slow` (2× its planned step time) over seeds 0-2 on one card, no
+    overheads, a window of under half a minute."""
+    d = h.preset(steps=STEPS, seeds=(0, 1, 2), step_s=STEP_S, every=5, cards=1, max_retries=1,
+                 variants={"slow": {"slow": "2"}}, robustness=[])
+    d["campaign"].pop("window_days")
+    d["campaign"]["window_hours"] = WINDOW_S / 3600
+    d["overheads"] = {"stack_check_hours": 0.0, "startup_minutes": 0.0}
+    figure = {"value": STEP_S, "source": "entered"}
+    d["ablation"]["baseline"]["factors"]["slow"] = "1"
+    d["ablation"]["baseline"]["step_time_s"] = figure
+    for v in d["ablation"]["variants"]:
+        v["step_time_s"] = figure
+    return d
+
+
+def wait_events(workdir: Path, done: int, proc: Any) -> None:
+    """Until the journal holds `done` finished runs (or the executor ended)."""
+    path = workdir / "campaign-run" / "journal.jsonl"
+    while proc.poll() is None:
+        if path.exists() and path.read_text().count('"outcome":"finished"') >= done:
+            return
+        time.sleep(0.01)
+
+
+def at_left(workdir: Path, usable_until_h: float) -> str:
+    """The moment LEFT_S before the usable window's end (after every journal event)."""
+    from datetime import UTC, datetime
+
+    events = h.journal(workdir)
+    start = next(e["window_start"] for e in events if e["ev"] == "executor")
+    at = start + usable_until_h * 3600 - LEFT_S
+    assert at > events[-1]["t"], "the first session took most of the window"
+    return datetime.fromtimestamp(at, UTC).isoformat()
+
+
+def test_slow_variant_replanned_and_finished(tmp_path: Path) -> None:
+    plan_path = h.make_plan(tmp_path / "w", slow_preset())
+    plan = h.load(plan_path)
+    assert not plan.not_fitting  # at planned speed the six runs fit
+    wd = plan_path.parent
+    proc = h.start(plan_path, "--progress-every", "0", out=wd / "first.out")
+    wait_events(wd, 2, proc)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(30) == 128 + signal.SIGTERM
+    h.wait_gone(wd)
+
+    rev_dir = tmp_path / "rev"
+    r = h.cli("replan", str(plan_path), "--out", str(rev_dir), "--at",
+              at_left(wd, plan.campaign.usable_until_h),
+              "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    slow, base = out["observed"]["slow"], out["observed"]["baseline"]
+    assert slow["source"] == "observed" and slow["runs"] == 1
+    assert 1.6 <= slow["ratio"] <= 2.4, slow
+    assert 0.8 <= base["ratio"] <= 1.2, base
+    assert 1.6 <= slow["ratio"] / base["ratio"] <= 2.4
+    cid = plan.campaign.id
+    assert sorted(out["finished"]) == [f"{cid}-baseline-s0", f"{cid}-slow-s0"]
+    assert out["revision"] == 1 and out["parent"] == cid
+    assert [d["id"] for d in out["dropped"]] == [f"{cid}-slow-s2"]
+    assert "no longer ends by hour" in out["dropped"][0]["reason"]
+    assert "slow" in out["dropped"][0]["reason"] or "2." in out["dropped"][0]["reason"]
+    assert sorted(out["remaining"]) == sorted(f"{cid}-{v}-s{s}" for v, s in
+                                              [("baseline", 1), ("slow", 1), ("baseline", 2)])
+    rev = h.load(rev_dir / "plan.toml")
+    assert rev.revision == 1 and rev.parent == cid
+    assert [r.id for r in rev.held] == [f"{cid}-slow-s2"]
+    timed = {r.id: (r.end_h - r.start_h) * 3600 for r in rev.runs}
+    # Re-timed: the slow variant's run takes about twice the baseline's.
+    assert 1.6 <= timed[f"{cid}-slow-s1"] / timed[f"{cid}-baseline-s1"] <= 2.4
+    assert min(r.start_h for r in rev.runs if r.id in out["remaining"]) >= out["now_h"] - 1e-6
+
+    second = h.start(rev_dir / "plan.toml", "--workdir", str(wd), out=wd / "second.out")
+    assert second.wait(60) == 0, (wd / "second.out").read_text()
+    h.wait_gone(wd)
+    events = h.journal(wd)
+    switch = [e for e in events if e["ev"] == "plan"]
+    assert len(switch) == 2 and switch[-1]["revision"] == 1 and switch[-1]["parent"] == cid
+    assert "revision 1" in switch[-1]["accepted_change"]
+    ran = {r.id for r in rev.runs}
+    for run in plan.runs:
+        mine = [e for e in events if e.get("run") == run.id]
+        finished = [e for e in mine if e["ev"] == "exited" and e["outcome"] == "finished"]
+        if run.id in ran:
+            assert len(finished) == 1, run.id
+            later = [e for e in mine if e["ev"] == "started" and e["t"] > finished[0]["t"]]
+            assert not later, f"{run.id} ran again"
+        else:
+            assert not mine, f"{run.id} was dropped yet started"
+    for run_id, trace in h.traces(plan, wd).items():
+        ends = [e for e in trace if e["ev"] == "end"]
+        assert len(ends) == (run_id in ran), run_id
+        assert not [e for e in trace if e["ev"] in ("concurrent", "mismatch")]
+    assert any(e["ev"] == "progress" for e in events)
