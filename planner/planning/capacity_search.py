@@ -125,20 +125,28 @@ class SetSearch:
             # seeds: one more whole set (evaluations included) cannot fit either.
             return sets, True, sets
         if solver == "cp-sat" and time_limit_s > 0:
-            return self._prove(sets, bound, time_limit_s)
+            return self._prove(sets, cap, bound, time_limit_s)
         return sets, False, bound
 
-    def _prove(self, sets: int, bound: int, time_limit_s: float) -> tuple[int, bool, int]:
-        """Ask the optimizer whether one more whole set fits, while time is left: `sets_fit`
+    def _prove(self, sets: int, cap: int, bound: int, time_limit_s: float
+               ) -> tuple[int, bool, int]:
+        """Ask the optimizer whether more whole sets fit, while time is left: `sets_fit`
         answers for the real durations (a found schedule is checked, a refusal is proven on
-        durations rounded down)."""
+        durations rounded down). Steps double while they fit and halve when they do not, so
+        a window with room for many more sets is not climbed one set at a time."""
         from planner.planning.packing_sets import sets_fit
 
         until = time.monotonic() + time_limit_s
-        while sets < bound:
-            fits = sets_fit(self.template.build(sets + 1), self.n_cards, self.horizon, until)
+        step = 1
+        while sets < cap and time.monotonic() < until:
+            step = min(step, cap - sets)
+            fits = sets_fit(self.template.build(sets + step), self.n_cards, self.horizon,
+                            until)
             if fits is True:
-                sets += 1
+                sets += step
+                step *= 2
+            elif step > 1:
+                step //= 2
             elif fits is False:
                 return sets, True, sets
             else:
