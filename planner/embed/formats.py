@@ -14,6 +14,7 @@ clipped to 0..255, less 128, with the min and max of a calibration set: the `ran
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -171,7 +172,7 @@ def load(path: str | Path, fmt: str) -> Vectors:
         t = st_load(p.read_bytes())
         raw = t["id_bytes"].tobytes()
         off = t["id_offsets"].tolist()
-        ids = [raw[a:b].decode() for a, b in zip(off, off[1:], strict=False)]
+        ids = [raw[a:b].decode() for a, b in itertools.pairwise(off)]
         return Vectors(ids, t["vectors"], t["tokens"], t.get("ranges"))
     raise ValueError(f"unknown format {fmt!r}")
 

@@ -230,7 +230,8 @@ def _version(job: Job, encoder: Any, version: int, out: Outcome, progress: bool)
     folder = ExportDir(job.out_dir(version))
     manifest = folder.open(header(job, encoder, version))
     folder.sweep({s.index for s in job.shards})
-    ranges = calibrate(job, encoder, folder, read_texts) if job.embedding.vector_dtype == "int8" else None
+    int8 = job.embedding.vector_dtype == "int8"
+    ranges = calibrate(job, encoder, folder, read_texts) if int8 else None
     entries = {s.index: s for s in manifest.shards}
     todo = [s for s in job.shards if not folder.finished(entries.get(s.index))]
     out.skipped += [(version, s.index) for s in job.shards if s not in todo]
