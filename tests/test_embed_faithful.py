@@ -74,7 +74,7 @@ def test_a_non_bert_folder_is_planned_with_sentence_transformers(zoo: Any) -> No
      "embedding.pooling", "pools with cls"),
     ("normalized", {"pooling": "mean"}, {"normalization": "none"}, "embedding.normalization",
      "ends in a Normalize module"),
-    ("dense", {"pooling": "mean", "dense": 16}, {"dimensions": 32}, "embedding.dimensions",
+    ("dense", {"pooling": "mean", "dense": 16}, {"dimensions": 8}, "embedding.dimensions",
      "outputs 16"),
     ("max64", {"pooling": "mean"}, {"truncation_tokens": 128}, "embedding.truncation_tokens",
      "max_seq_length is 64"),

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import humanize
 import tomli_w
 
 from planner.corpus.outputs import CorpusScan
 from planner.errors import InputError
+
+if TYPE_CHECKING:
+    from planner.spec.preset import Preset
 
 HEADER = ("# campaign-planner corpus scan: documents, token lengths, and what each batching "
           "strategy computes.\n\n")
@@ -70,6 +75,7 @@ def main(argv: Sequence[str]) -> int:
         raise InputError("not an embedding preset", file=source, field="campaign.kind")
     if args.out:
         refuse_existing([args.out], force=args.force)
+    judge_model(preset, source)
     result = scan(args.corpus, args.id_field, args.text_field,
                   tokenizer=args.tokenizer or e.tokenizer, truncation=e.truncation_tokens,
                   batch_size=e.batch_size, token_budget=e.grouped_budget,
@@ -83,6 +89,17 @@ def main(argv: Sequence[str]) -> int:
         if args.out:
             print(f"\nWrote {args.out}")
     return 0
+
+
+def judge_model(preset: Preset, source: str | None) -> None:
+    """The plan's judgement of the model folder, before any work: a preset that contradicts
+    it is refused here as the plan would refuse it; its warnings go to stderr."""
+    from planner.corpus.plan_check import check_model
+
+    assert preset.embedding is not None
+    for warning in check_model(preset.embedding, preset.order.packages,
+                               source=source).warnings:
+        print(f"warning: {warning}", file=sys.stderr)
 
 
 def scan_toml(s: CorpusScan) -> str:

@@ -59,6 +59,9 @@ def main(argv: Sequence[str]) -> int:
     e = preset.embedding
     if e is None:
         raise InputError("not an embedding preset", file=source, field="campaign.kind")
+    from planner.cli.corpus import judge_model
+
+    judge_model(preset, source)
     catalog = load_catalog(args.catalog)
     from planner.corpus.budget import with_budget
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from planner.corpus.backends import ST, choose
-from planner.corpus.faithful import judge
+from planner.corpus.faithful import judge, query_prompt
 from planner.corpus.folder import read_folder
 from planner.corpus.tokens import find_model_dir
 from planner.spec.embedding import Embedding
@@ -35,10 +35,14 @@ def check_model(e: Embedding, packages: list[str], *, source: str | None = None)
     `packages`: what the order installs on the rented machine."""
     path = find_model_dir(e.model)
     if path is None:
-        return Verdict(backend=e.backend)
+        query = query_prompt(e, None)
+        return Verdict(backend=e.backend, warnings=[query] if query else [])
     folder = read_folder(path)
     backend = choose(e.backend, folder, source=source)
     warnings = judge(e, folder, source=source)
+    query = query_prompt(e, folder)
+    if query:
+        warnings.append(query)
     if backend == ST and not any(p.split("=")[0].split("[")[0].strip().lower() in
                                  ("sentence-transformers", "sentence_transformers")
                                  or "embed-st" in p for p in packages):
