@@ -6,16 +6,12 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import humanize
 import tomli_w
 
 from planner.corpus.outputs import CorpusScan
 from planner.errors import InputError
-
-if TYPE_CHECKING:
-    from planner.spec.preset import Preset
 
 HEADER = ("# campaign-planner corpus scan: documents, token lengths, and what each batching "
           "strategy computes.\n\n")
@@ -65,6 +61,7 @@ def main(argv: Sequence[str]) -> int:
     if argv[0] != "scan":
         raise InputError(f"unknown command {argv[0]!r}; known: scan, size", field="corpus")
     args = parser().parse_args(argv[1:])
+    from planner.corpus.plan_check import judge_preset
     from planner.corpus.scan import scan
     from planner.spec.loading import load_preset
     from planner.tomlio import refuse_existing, write_atomic
@@ -75,7 +72,8 @@ def main(argv: Sequence[str]) -> int:
         raise InputError("not an embedding preset", file=source, field="campaign.kind")
     if args.out:
         refuse_existing([args.out], force=args.force)
-    judge_model(preset, source)
+    for warning in judge_preset(preset, source):
+        print(f"warning: {warning}", file=sys.stderr)
     result = scan(args.corpus, args.id_field, args.text_field,
                   tokenizer=args.tokenizer or e.tokenizer, truncation=e.truncation_tokens,
                   batch_size=e.batch_size, token_budget=e.grouped_budget,
@@ -89,17 +87,6 @@ def main(argv: Sequence[str]) -> int:
         if args.out:
             print(f"\nWrote {args.out}")
     return 0
-
-
-def judge_model(preset: Preset, source: str | None) -> None:
-    """The plan's judgement of the model folder, before any work: a preset that contradicts
-    it is refused here as the plan would refuse it; its warnings go to stderr."""
-    from planner.corpus.plan_check import check_model
-
-    assert preset.embedding is not None
-    for warning in check_model(preset.embedding, preset.order.packages,
-                               source=source).warnings:
-        print(f"warning: {warning}", file=sys.stderr)
 
 
 def scan_toml(s: CorpusScan) -> str:

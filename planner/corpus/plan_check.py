@@ -15,6 +15,7 @@ from planner.corpus.faithful import judge, query_prompt
 from planner.corpus.folder import read_folder
 from planner.corpus.tokens import find_model_dir
 from planner.spec.embedding import Embedding
+from planner.spec.preset import Preset
 
 
 @dataclass
@@ -51,3 +52,11 @@ def check_model(e: Embedding, packages: list[str], *, source: str | None = None)
                         "(or install campaign-planner[embed-st] on the machine)")
     return Verdict(backend=backend, stack=folder.stack(), dim=e.dimensions or folder.dim,
                    warnings=warnings)
+
+
+def judge_preset(preset: Preset, source: str | None = None) -> list[str]:
+    """The plan's judgement of an embedding preset's model, for the commands that run
+    before the plan (`corpus scan`, `corpus size`): what the plan refuses is refused
+    (InputError), and the plan's warnings about the model are returned."""
+    assert preset.embedding is not None
+    return check_model(preset.embedding, preset.order.packages, source=source).warnings
