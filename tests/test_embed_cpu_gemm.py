@@ -83,7 +83,7 @@ def test_the_timing_decides_per_shape_and_is_kept(monkeypatch: pytest.MonkeyPatc
     for plain, expected in ((2.0, True), (1.0, False)):
         cpu_gemm._faster.clear()
         ticks = iter([0.0, plain, 0.0, 1.0] * cpu_gemm.PROBE_REPEATS)
-        monkeypatch.setattr(cpu_gemm.time, "perf_counter", lambda: next(ticks))
+        monkeypatch.setattr(cpu_gemm.time, "perf_counter", lambda t=ticks: next(t))
         lin = model()[0]
         assert cpu_gemm.pack_linears(lin) == int(expected)
         assert hasattr(lin, "packed_weight") == expected

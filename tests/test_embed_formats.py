@@ -139,9 +139,9 @@ def test_the_readme_loads_a_version_and_searches_it(tmp_path: Path, fmt: str,
     write_version(tmp_path, fmt, vectors, ids)
     monkeypatch.chdir(tmp_path)
     scope: dict[str, Any] = {}
-    exec(snippets[fmt], scope)  # noqa: S102 - the README's own code, on files written here
+    exec(snippets[fmt], scope)  # the README's own code, on files written here
     assert scope["ids"] == ids and np.array_equal(scope["vectors"], vectors)
-    exec(snippets["search"], scope)  # noqa: S102
+    exec(snippets["search"], scope)
     rows, scores = np.asarray(scope["rows"]), np.asarray(scope["scores"])
     assert rows.shape == (3, 5) and rows[:, 0].tolist() == [0, 1, 2]
     assert np.allclose(scores[:, 0], 1.0, atol=1e-5)
@@ -149,5 +149,5 @@ def test_the_readme_loads_a_version_and_searches_it(tmp_path: Path, fmt: str,
     if fmt == "parquet":
         pytest.importorskip("pandas")
         local: dict[str, Any] = {}
-        exec(snippets["pandas"], local)  # noqa: S102
+        exec(snippets["pandas"], local)
         assert local["df"]["id"].tolist() == ids

@@ -13,7 +13,16 @@ import tomli_w
 
 from planner.cli.main import main
 from tests.conftest import plan_dict
-from tests.test_embed_faithful import preset, refused, zoo  # noqa: F401 - zoo is a fixture
+from tests.test_embed_faithful import HAVE_ST, preset, refused
+
+
+@pytest.fixture(scope="module")
+def zoo(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    if not HAVE_ST:
+        pytest.skip("the embed-st extra is not installed")
+    from tests.st_models import Zoo
+
+    return Zoo(tmp_path_factory.mktemp("zoo"))
 
 
 def corpus(tmp_path: Path) -> Path:
