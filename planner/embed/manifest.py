@@ -59,7 +59,7 @@ class MergedFile(Lax):
     """A version's shards in one file, in the corpus's order."""
 
     file: str
-    """Its path, relative to the manifest's folder."""
+    """Its name, next to the manifest (`merged.<format>`)."""
     sha256: str
     """SHA-256 of the file."""
     documents: int
@@ -181,7 +181,8 @@ class ExportDir:
             if current is None:
                 self._write(header)
                 return header
-        for name in ("fingerprint", "shard_list_sha256", "dim", "format", "vector_dtype"):
+        # The format and vector type first: they name what differs in words.
+        for name in ("format", "vector_dtype", "fingerprint", "shard_list_sha256", "dim"):
             if getattr(current, name) != getattr(header, name):
                 raise InputError(
                     f"these exports were made with other settings ({name} "
