@@ -24,7 +24,7 @@ def test_packed_linears_compute_what_f_linear_computes() -> None:
     with torch.inference_mode():
         want = net(x)
     weights = [p.clone() for p in net.parameters()]
-    assert cpu_gemm.pack_linears(net) == 2
+    assert cpu_gemm.pack_linears(net, when="always") == 2
     assert all(hasattr(m, "packed_weight") for m in net if isinstance(m, torch.nn.Linear))
     with torch.inference_mode():
         got = net(x)
@@ -59,7 +59,9 @@ def test_a_kernel_that_disagrees_is_not_used(monkeypatch: pytest.MonkeyPatch) ->
                for m in net.modules())
 
 
-def test_the_builtin_encoder_runs_its_linears_on_onednn_on_the_cpu() -> None:
+@pytest.mark.parametrize("onednn_faster", [True, False])
+def test_the_builtin_encoder_packs_its_linears_where_onednn_measures_faster(
+        monkeypatch: pytest.MonkeyPatch, onednn_faster: bool) -> None:
     pytest.importorskip("tokenizers")
     pytest.importorskip("safetensors")
     from planner.corpus.tokens import find_model_dir
@@ -68,9 +70,25 @@ def test_the_builtin_encoder_runs_its_linears_on_onednn_on_the_cpu() -> None:
     name = "sentence-transformers/all-MiniLM-L6-v2"
     if find_model_dir(name) is None or not cpu_gemm.available():
         pytest.skip("needs the packaged model and oneDNN")
+    monkeypatch.setattr(cpu_gemm, "faster", lambda module: onednn_faster)
     enc = Encoder(name, name, 32, "mean", "l2", device="cpu")
     linears = [m for m in enc.net.modules() if isinstance(m, torch.nn.Linear)]
-    assert linears and all(hasattr(m, "packed_weight") for m in linears)
+    assert linears and all(hasattr(m, "packed_weight") == onednn_faster for m in linears)
+    assert all(("forward" in vars(m)) == onednn_faster for m in linears)
+
+
+@pytest.mark.skipif(not cpu_gemm.available(), reason="this PyTorch has no oneDNN linear")
+def test_the_timing_decides_per_shape_and_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A clock where every packed product takes 1 unit and every F.linear one 2 (or 1).
+    for plain, expected in ((2.0, True), (1.0, False)):
+        cpu_gemm._faster.clear()
+        ticks = iter([0.0, plain, 0.0, 1.0] * cpu_gemm.PROBE_REPEATS)
+        monkeypatch.setattr(cpu_gemm.time, "perf_counter", lambda t=ticks: next(t))
+        lin = model()[0]
+        assert cpu_gemm.pack_linears(lin) == int(expected)
+        assert hasattr(lin, "packed_weight") == expected
+        assert cpu_gemm.faster(lin) is expected  # cached: the clock is not read again
+    cpu_gemm._faster.clear()
 
 
 @pytest.mark.parametrize(("act", "approximate"), [("gelu", "none"), ("gelu_new", "tanh"),
@@ -80,7 +98,7 @@ def test_gelu_inside_the_product_equals_gelu_after_it(act: str, approximate: str
     x = torch.randn(3, 11, 48)
     with torch.inference_mode():
         want = torch.nn.functional.gelu(lin(x), approximate=approximate)
-        cpu_gemm.pack_linears(lin)
+        cpu_gemm.pack_linears(lin, when="always")
 
         def unfused(t: torch.Tensor) -> torch.Tensor:
             raise AssertionError("the fused product should have been used")
@@ -97,7 +115,7 @@ def test_other_activations_and_unpacked_linears_take_the_fallback() -> None:
     with torch.inference_mode():
         plain = cpu_gemm.dense_act(lin, x, "gelu", torch.relu)  # not packed: fallback
         assert torch.equal(plain, torch.relu(lin(x)))
-        cpu_gemm.pack_linears(lin)
+        cpu_gemm.pack_linears(lin, when="always")
         relu = cpu_gemm.dense_act(lin, x, "relu", torch.relu)
     want = torch.relu(torch.nn.functional.linear(x, lin.weight, lin.bias))
     assert (relu - want).abs().max().item() < 1e-5

@@ -74,7 +74,7 @@ def test_a_non_bert_folder_is_planned_with_sentence_transformers(zoo: Any) -> No
      "embedding.pooling", "pools with cls"),
     ("normalized", {"pooling": "mean"}, {"normalization": "none"}, "embedding.normalization",
      "ends in a Normalize module"),
-    ("dense", {"pooling": "mean", "dense": 16}, {"dimensions": 32}, "embedding.dimensions",
+    ("dense", {"pooling": "mean", "dense": 16}, {"dimensions": 8}, "embedding.dimensions",
      "outputs 16"),
     ("max64", {"pooling": "mean"}, {"truncation_tokens": 128}, "embedding.truncation_tokens",
      "max_seq_length is 64"),
@@ -186,13 +186,16 @@ def test_a_budget_measured_on_the_card_is_used_when_the_preset_gives_none() -> N
     p = parse_preset(data, "p.toml")
     card = load_catalog().get("a6000")
 
-    def measured(card_key: str) -> Any:
-        cm = SimpleNamespace(tokens_per_step=24_576, batch=SimpleNamespace(card=card_key))
-        return SimpleNamespace(by_config=lambda: {"embedding": cm}, file="m.toml")
+    def measured(card_key: str, device: str = "NVIDIA RTX A6000", method: str = "cuda") -> Any:
+        cm = SimpleNamespace(tokens_per_step=24_576,
+                             batch=SimpleNamespace(card=card_key, method=method))
+        return SimpleNamespace(by_config=lambda: {"embedding": cm}, file="m.toml",
+                               device=SimpleNamespace(name=device))
 
     got, note = with_budget(p, card, measured("a6000"))
     assert got.embedding is not None and got.embedding.token_budget == 24_576
-    assert "the budget `corpus size` timed on NVIDIA RTX A6000" in note and "m.toml" in note
+    assert ("found to fit NVIDIA RTX A6000's memory (real forward passes under a memory cap) "
+            "and timed on NVIDIA RTX A6000") in note and "m.toml" in note
     got, note = with_budget(p, card, measured("h100-sxm"))  # another card: the default
     assert got.embedding is not None and got.embedding.token_budget == 32_768
     assert "the default for a 48 GiB card" in note

@@ -137,3 +137,32 @@ def test_cpu_sizing_writes_measurements_the_planner_reads(
     assert "measured on CPU: memory used, throughput kept" in plan["warnings"]
     assert any("throughput is an `entered` figure" in w for w in plan["warnings"])
     assert main(args) == 2  # no silent overwrite
+
+
+def test_a_cpu_sizing_planned_for_an_a6000_names_the_cpu_it_was_timed_on(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import tomli_w
+
+    from planner.tomlio import read_toml
+
+    data = preset_data()
+    assert data["campaign"]["card"] == "a6000"
+    (tmp_path / "sized.toml").write_text(tomli_w.dumps(data))
+    out = tmp_path / "m.toml"
+    assert main(["corpus", "size", str(corpus(tmp_path)), "--preset",
+                 str(tmp_path / "sized.toml"), "--device", "cpu", "--steps", "1", "--out",
+                 str(out), "--quiet"]) == 0
+    device = read_toml(out)["device"]
+    assert device["kind"] == "cpu"
+    del data["embedding"]["token_budget"]  # the plan takes the budget the sizing timed
+    (tmp_path / "preset.toml").write_text(tomli_w.dumps(data))
+    assert main(["--preset", str(tmp_path / "preset.toml"), "--measurements", str(out),
+                 "--out", str(tmp_path / "plan")]) == 0
+    plan = read_toml(tmp_path / "plan" / "plan.toml")
+    note = plan["embedding"]["budget_note"]
+    assert note.startswith("128 padded tokens per batch")
+    assert f"timed on {device['name']} (" in note, note
+    assert "fake-tensor estimate" in note and "found to fit NVIDIA RTX A6000's memory" in note
+    assert "timed on NVIDIA RTX A6000" not in note
+    tput = plan["assumptions"]["throughput_tokens_per_s"]
+    assert tput["source"] == "analytic" and device["name"] in tput["note"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Sequence
 
 import humanize
@@ -60,6 +61,7 @@ def main(argv: Sequence[str]) -> int:
     if argv[0] != "scan":
         raise InputError(f"unknown command {argv[0]!r}; known: scan, size", field="corpus")
     args = parser().parse_args(argv[1:])
+    from planner.corpus.plan_check import judge_preset
     from planner.corpus.scan import scan
     from planner.spec.loading import load_preset
     from planner.tomlio import refuse_existing, write_atomic
@@ -70,6 +72,8 @@ def main(argv: Sequence[str]) -> int:
         raise InputError("not an embedding preset", file=source, field="campaign.kind")
     if args.out:
         refuse_existing([args.out], force=args.force)
+    for warning in judge_preset(preset, source):
+        print(f"warning: {warning}", file=sys.stderr)
     result = scan(args.corpus, args.id_field, args.text_field,
                   tokenizer=args.tokenizer or e.tokenizer, truncation=e.truncation_tokens,
                   batch_size=e.batch_size, token_budget=e.grouped_budget,

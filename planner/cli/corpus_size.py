@@ -59,6 +59,10 @@ def main(argv: Sequence[str]) -> int:
     e = preset.embedding
     if e is None:
         raise InputError("not an embedding preset", file=source, field="campaign.kind")
+    from planner.corpus.plan_check import judge_preset
+
+    for warning in judge_preset(preset, source):
+        print(f"warning: {warning}", file=sys.stderr)
     catalog = load_catalog(args.catalog)
     from planner.corpus.budget import with_budget
 

@@ -51,6 +51,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true",
                    help="check the exports instead: every shard there, intact, with the "
                         "planned ids")
+    p.add_argument("--merge", action="store_true",
+                   help="write each finished version as one file in the corpus's order "
+                        "(merged.<format> next to its shards), recorded in the manifest")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
 
@@ -119,6 +122,8 @@ def main(argv: Sequence[str]) -> int:
                   shards=parse_shards(args.shard), corpus=args.corpus)
     if args.check:
         return _check(job)
+    if args.merge:
+        return _merge(job)
     try:
         import numpy  # noqa: F401
         import torch  # noqa: F401
@@ -168,6 +173,14 @@ def _check(job: Job) -> int:
         if vc.missing:
             shown = ", ".join(map(str, vc.missing[:20]))
             print(f"  not yet embedded: {shown}{' …' if len(vc.missing) > 20 else ''}")
-        for problem in vc.problems:
+        for problem in vc.problems + vc.merged:
             print(f"  {problem}")
     return 0 if all(vc.complete for vc in results) else 1
+
+
+def _merge(job: Job) -> int:
+    from planner.embed.merge import merge
+
+    for m in merge(job):
+        print(f"v{m.version}: {m.documents:,} documents in corpus order in {m.path}")
+    return 0

@@ -4,8 +4,9 @@ Two things bound a batch: its padded tokens (memory, and the card's appetite) an
 documents (hundreds of short texts in one batch are slower, not faster: `batch_size` caps
 them). Without `token_budget` in the preset the planner derives one:
 
-1. from `corpus size` measurements of the target card (`--measurements`): the budget it
-   timed there, which it checked fits the card's memory less the preset's margin;
+1. from `corpus size` measurements for the target card (`--measurements`): the budget it
+   found to fit the card's memory less the preset's margin (by real forward passes on the
+   card, or the fake-tensor estimate elsewhere) and timed, on the device named;
 2. otherwise a default per card memory (`DEFAULTS`): 16,384 padded tokens up to 24 GiB,
    32,768 up to 48 GiB, 65,536 above. On a CPU, 16,384 tokens runs all-MiniLM-L6-v2
    faster than sentence-transformers' own `encode` (benchmarks/bench_embed.py); on a card,
@@ -57,9 +58,13 @@ def _with_budget(preset: Preset, card: Card,
     if (measurements is not None and cm is not None and cm.tokens_per_step
             and cm.batch is not None and cm.batch.card == preset.campaign.card):
         budget = cm.tokens_per_step
-        note = (f"{budget:,} padded tokens per batch, the budget `corpus size` timed on "
-                f"{card.name} within its memory ({measurements.file or 'measurements'}), "
-                f"{cap}")
+        # The card it was sized for and the device it was timed on are not the same thing:
+        # a CPU run sizes an A6000 by the fake-tensor estimate, and is timed on the CPU.
+        how = ("real forward passes under a memory cap" if cm.batch.method == "cuda"
+               else "fake-tensor estimate")
+        note = (f"{budget:,} padded tokens per batch, the budget `corpus size` found to fit "
+                f"{card.name}'s memory ({how}) and timed on {measurements.device.name} "
+                f"({measurements.file or 'measurements'}), {cap}")
     else:
         budget = default_budget(card.memory_gib)
         note = (f"{budget:,} padded tokens per batch, the default for a "

@@ -23,6 +23,10 @@ CARD_PROMPTS = (
 )
 
 DOCUMENT_PROMPTS = {"passage", "document", "doc", "corpus", "text"}
+# Words that mark a prompt as the query side: e5's `query: `, nomic's `search_query: `,
+# instructions such as bge's "Represent this sentence for searching relevant passages: "
+# or "Instruct: Given a web search query, retrieve relevant passages…".
+QUERY_MARKS = ("query", "searching relevant", "retrieve relevant", "question")
 
 
 @dataclass(frozen=True)
@@ -58,9 +62,11 @@ def conflicts(e: Embedding, f: ModelFolder) -> list[Conflict]:
         has = "ends in a Normalize module" if f.normalized else "has no Normalize module"
         out.append(Conflict("normalization", f"{e.normalization} normalization, but the "
                                              f"model's stack {has}"))
-    if e.dimensions is not None and e.dimensions != f.dim:
+    if e.dimensions is not None and e.dimensions < f.dim:
         out.append(Conflict("dimensions", f"{e.dimensions} dimensions, but the model's stack "
-                                          f"outputs {f.dim} ({f.stack()})"))
+                                          f"outputs {f.dim} ({f.stack()}); kept, the "
+                                          f"vectors are their leading {e.dimensions} "
+                                          "dimensions, normalized as the preset says"))
     if f.max_seq_length and e.truncation_tokens > f.max_seq_length:
         out.append(Conflict("truncation_tokens", f"truncation {e.truncation_tokens}, but the "
                                                  f"model's max_seq_length is "
@@ -75,9 +81,39 @@ def conflicts(e: Embedding, f: ModelFolder) -> list[Conflict]:
     return out
 
 
+def query_prompt(e: Embedding, f: ModelFolder | None) -> str | None:
+    """A warning when the prompt is a query-side one and the preset does not say the
+    corpus is queries (`prompt_kind = "query"`): documents embedded as queries match
+    queries less well. None otherwise."""
+    if not e.prompt or e.prompt_kind == "query":
+        return None
+    named = [k for k, v in (f.prompts.items() if f is not None else ()) if v == e.prompt]
+    if named:
+        if not any(m in k.lower() for k in named for m in QUERY_MARKS):
+            return None
+        why = f"the model folder names it {named[0]!r}"
+    elif any(m in e.prompt.lower() for m in QUERY_MARKS):
+        why = "it reads as one"
+    else:
+        return None
+    documents = [repr(v) for k, v in (f.prompts.items() if f is not None else ())
+                 if k.lower() in DOCUMENT_PROMPTS]
+    hint = f"the model's document prompt ({', '.join(documents)})" if documents else \
+        "the model's document prompt (e5: 'passage: ', nomic: 'search_document: ')"
+    return (f"embedding.prompt {e.prompt!r} is a query-side prompt ({why}), but the corpus "
+            f"is embedded as documents: use {hint}, or set prompt_kind = \"query\" when "
+            "this corpus is queries")
+
+
 def judge(e: Embedding, f: ModelFolder, *, source: str | None = None) -> list[str]:
     """Raise for the first conflict the preset does not opt out of; warnings for the
     others, each with the preset's reason."""
+    # Checked first: no reason makes a stack output more dimensions than it has, so the
+    # refusal must not suggest one.
+    if e.dimensions is not None and e.dimensions > f.dim:
+        raise InputError(f"{e.dimensions} dimensions: the model's stack outputs only "
+                         f"{f.dim} ({f.stack()}); set dimensions = {f.dim} or fewer, or "
+                         "leave it out", file=source, field="embedding.dimensions")
     warnings = []
     for c in conflicts(e, f):
         reason = e.differs_from_model.get(c.setting)  # type: ignore[call-overload]
@@ -87,9 +123,6 @@ def judge(e: Embedding, f: ModelFolder, *, source: str | None = None) -> list[st
                              field=f"embedding.{c.setting}")
         warnings.append(f"embedding.{c.setting} differs from the model: {c.message}; kept "
                         f"because {reason}")
-    if e.dimensions is not None and e.dimensions > f.dim:
-        raise InputError(f"{e.dimensions} dimensions: the model outputs only {f.dim}",
-                         file=source, field="embedding.dimensions")
     if f.positions and e.truncation_tokens > f.positions:
         raise InputError(f"truncation {e.truncation_tokens} exceeds the model's "
                          f"{f.positions} positions", file=source,

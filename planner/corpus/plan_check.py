@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from planner.corpus.backends import ST, choose
-from planner.corpus.faithful import judge
+from planner.corpus.faithful import judge, query_prompt
 from planner.corpus.folder import read_folder
 from planner.corpus.tokens import find_model_dir
 from planner.spec.embedding import Embedding
+from planner.spec.preset import Preset
 
 
 @dataclass
@@ -35,10 +36,14 @@ def check_model(e: Embedding, packages: list[str], *, source: str | None = None)
     `packages`: what the order installs on the rented machine."""
     path = find_model_dir(e.model)
     if path is None:
-        return Verdict(backend=e.backend)
+        query = query_prompt(e, None)
+        return Verdict(backend=e.backend, warnings=[query] if query else [])
     folder = read_folder(path)
     backend = choose(e.backend, folder, source=source)
     warnings = judge(e, folder, source=source)
+    query = query_prompt(e, folder)
+    if query:
+        warnings.append(query)
     if backend == ST and not any(p.split("=")[0].split("[")[0].strip().lower() in
                                  ("sentence-transformers", "sentence_transformers")
                                  or "embed-st" in p for p in packages):
@@ -47,3 +52,11 @@ def check_model(e: Embedding, packages: list[str], *, source: str | None = None)
                         "(or install campaign-planner[embed-st] on the machine)")
     return Verdict(backend=backend, stack=folder.stack(), dim=e.dimensions or folder.dim,
                    warnings=warnings)
+
+
+def judge_preset(preset: Preset, source: str | None = None) -> list[str]:
+    """The plan's judgement of an embedding preset's model, for the commands that run
+    before the plan (`corpus scan`, `corpus size`): what the plan refuses is refused
+    (InputError), and the plan's warnings about the model are returned."""
+    assert preset.embedding is not None
+    return check_model(preset.embedding, preset.order.packages, source=source).warnings

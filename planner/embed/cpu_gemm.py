@@ -1,11 +1,16 @@
-"""Linear layers on oneDNN's float32 kernels when a model runs on the CPU.
+"""Linear layers on oneDNN's float32 kernels when a model runs on the CPU, where they
+measure faster than PyTorch's own.
 
 PyTorch's CPU builds send a float32 `nn.Linear` to MKL's sgemm, which on AMD processors
-takes a generic code path: measured on an AMD EPYC (Zen 5, AVX-512) at one thread, 95-118
-GFLOP/s against 170-270 for oneDNN (also shipped inside PyTorch) on the same shapes, and an
-encoder spends about 80% of its CPU time in these products. `pack_linears` gives each
-`nn.Linear` of a model a copy of its weight in oneDNN's blocked layout and routes its
-forward through oneDNN's float32 product: the same arithmetic (float32 inputs, float32
+takes a generic code path unless MKL is made to take its Intel one. Measured on a shared
+AMD EPYC (AVX-512, one thread, a 4,096 × 384 by 384 × 1,536 product;
+`benchmarks/bench_embed.py --kernels`): MKL 80-100 GFLOP/s on its default path, 220-235
+with its Intel path forced, oneDNN (also shipped inside PyTorch) 245-260. So the gain is
+large where MKL's dispatch is poor and small (about 1.1x) where it is fine; on other CPUs it
+may be none. `pack_linears` therefore times both products on each layer's shape when the
+model loads and packs only the layers where oneDNN measures faster (by `GAIN`): it gives
+such an `nn.Linear` a copy of its weight in oneDNN's blocked layout and routes its forward
+through oneDNN's float32 product: the same arithmetic (float32 inputs, float32
 accumulation, no reduced-precision mode), only the order of the additions differs, as it
 does between any two BLAS libraries. The weights themselves are left as they are.
 
@@ -18,9 +23,10 @@ model whose linear weights exceed `MEMORY_SHARE` of this machine's memory keeps 
 from __future__ import annotations
 
 import os
+import time
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 # GELU activations oneDNN applies inside the product (its erf and tanh forms), by the
 # `hidden_act` names of model configs.
@@ -32,6 +38,14 @@ MEMORY_SHARE = 0.25
 # The float32 product of a packed weight must agree with F.linear to float32 rounding of
 # sums of a few thousand terms; anything further off means the kernel is not what it seems.
 TOLERANCE = 1e-4
+
+# A layer is packed only when oneDNN's product takes less than its F.linear time ÷ GAIN:
+# below that the difference is within a loaded machine's noise and not worth changing the
+# kernel for. Timed on PROBE_ROWS rows, best of PROBE_REPEATS interleaved runs.
+GAIN = 1.05
+PROBE_ROWS = 256
+PROBE_REPEATS = 5
+_faster: dict[tuple[int, int, bool, int], bool] = {}
 
 
 def available() -> bool:
@@ -69,8 +83,36 @@ def _agrees(module: Any) -> bool:
                                                            atol=TOLERANCE))
 
 
-def pack_linears(model: Any) -> int:
-    """Route every float32 `nn.Linear` of a CPU model through oneDNN; how many were."""
+def faster(module: Any) -> bool:
+    """Whether oneDNN's packed product of this (packed) layer beats `F.linear` on this
+    machine at its shape and the current thread count (cached per shape)."""
+    import torch
+
+    key = (module.in_features, module.out_features, module.bias is not None,
+           torch.get_num_threads())
+    if key not in _faster:
+        x = torch.linspace(-1.0, 1.0, PROBE_ROWS * module.in_features).reshape(
+            PROBE_ROWS, module.in_features)
+        best = {"plain": float("inf"), "packed": float("inf")}
+        runs: dict[str, Callable[[], Any]] = {
+            "plain": lambda: torch.nn.functional.linear(x, module.weight, module.bias),
+            "packed": lambda: _packed_forward(module, x)}
+        with torch.inference_mode():
+            for f in runs.values():
+                f()  # warm-up
+            for _ in range(PROBE_REPEATS):
+                for name, f in runs.items():
+                    t0 = time.perf_counter()
+                    f()
+                    best[name] = min(best[name], time.perf_counter() - t0)
+        _faster[key] = best["plain"] > GAIN * best["packed"]
+    return _faster[key]
+
+
+def pack_linears(model: Any, *, when: Literal["faster", "always"] = "faster") -> int:
+    """Route the float32 `nn.Linear`s of a CPU model through oneDNN: those where it
+    measures faster (`when="faster"`), or every one that agrees with `F.linear`
+    (`"always"`); how many were."""
     import torch
 
     if not available():
@@ -87,7 +129,7 @@ def pack_linears(model: Any) -> int:
             with torch.inference_mode():
                 m.packed_weight = torch.ops.mkldnn._reorder_linear_weight(m.weight.detach(),
                                                                           None)
-            if not _agrees(m):
+            if not _agrees(m) or (when == "faster" and not faster(m)):
                 del m.packed_weight
                 continue
         except RuntimeError:

@@ -53,7 +53,7 @@ class Encoder:
 
     def __init__(self, model: str, tokenizer: str, truncation: int, pooling: str,
                  normalization: str, *, device: str | None = None, dtype: str = "fp32",
-                 prompt: str = "") -> None:
+                 prompt: str = "", dimensions: int | None = None) -> None:
         import torch
         from tokenizers import Tokenizer
 
@@ -86,7 +86,13 @@ class Encoder:
             raise InputError(f"truncation {truncation} exceeds the model's {positions} "
                              "positions", field="embedding.truncation_tokens")
         self.pad_id = int(net.config.get("pad_token_id") or 0)
-        self.dim = int(net.config["hidden_size"])
+        native = int(net.config["hidden_size"])
+        # Fewer dimensions than the model's keep the leading ones (then normalization),
+        # as the sentence-transformers backend does.
+        self.dim = int(dimensions or native)
+        if self.dim > native:
+            raise InputError(f"{self.dim} dimensions: the model outputs only {native}",
+                             field="embedding.dimensions")
         torch_dtype = {"fp32": torch.float32, "bf16": torch.bfloat16,
                        "fp16": torch.float16}[dtype]
         self.net = net.to(device=self.device, dtype=torch_dtype)
@@ -132,7 +138,7 @@ class Encoder:
         ids, mask = ids.to(self.device), mask.to(self.device)
         with torch.inference_mode():
             tokens = self.net(ids, mask).float()
-            vectors = pool(tokens, mask, self.pooling)
+            vectors = pool(tokens, mask, self.pooling)[:, : self.dim]
             if self.normalization == "l2":
                 vectors = torch.nn.functional.normalize(vectors, p=2, dim=1)
         return vectors.cpu().numpy()

@@ -12,14 +12,16 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 import tomli_w
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from planner.corpus.tokens import file_sha256
+from planner.embed.formats import Vectors, dump
 from planner.errors import InputError, from_validation
 from planner.nofollow import create_new, ensure_dir, open_file, refusal
 from planner.spec.base import Lax
@@ -52,6 +54,17 @@ class ShardDone(Lax):
     """Where it was embedded."""
     finished: str
     """When (ISO 8601)."""
+
+
+class MergedFile(Lax):
+    """A version's shards in one file, in the corpus's order."""
+
+    file: str
+    """Its name, next to the manifest (`merged.<format>`)."""
+    sha256: str
+    """SHA-256 of the file."""
+    documents: int
+    """Vectors (and ids) in it."""
 
 
 class Manifest(Lax):
@@ -91,13 +104,32 @@ class Manifest(Lax):
     """Representation version."""
     shard_list_sha256: str
     """The shard list the shards follow."""
+    # Left out while at their defaults: a float32 npz folder reads as it always did.
+    format: str = Field(default="npz", exclude_if=lambda v: v == "npz")
+    """File format of the shards (`npz`, `parquet`, `safetensors`)."""
+    vector_dtype: str = Field(default="float32", exclude_if=lambda v: v == "float32")
+    """Type of the exported vectors."""
+    ranges: list[list[float]] | None = Field(default=None, exclude_if=lambda v: v is None)
+    """int8 calibration: per-dimension minimum and maximum (two rows of `dim` values) of
+    the calibration documents' vectors, fixed once for the version."""
+    merged: MergedFile | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The single file `embed --merge` wrote, when it did."""
     shards: list[ShardDone] = []
     """Finished shards, in the order they finished."""
 
 
-def shard_file(index: int) -> str:
+def shard_file(index: int, fmt: str = "npz") -> str:
     """File name of a shard."""
-    return f"shard-{index:05d}.npz"
+    return f"shard-{index:05d}.{fmt}"
+
+
+def merged_file(fmt: str = "npz") -> str:
+    """File name of a version's merged file, next to its shards."""
+    return f"merged.{fmt}"
+
+
+# A shard being written: `.shard-NNNNN.<format>.<pid>.tmp`.
+TMP = re.compile(r"\.shard-(\d{5,})\.[a-z]+\.\d+\.tmp")
 
 
 class ExportDir:
@@ -154,7 +186,8 @@ class ExportDir:
             if current is None:
                 self._write(header)
                 return header
-        for name in ("fingerprint", "shard_list_sha256", "dim"):
+        # The format and vector type first: they name what differs in words.
+        for name in ("format", "vector_dtype", "fingerprint", "shard_list_sha256", "dim"):
             if getattr(current, name) != getattr(header, name):
                 raise InputError(
                     f"these exports were made with other settings ({name} "
@@ -171,12 +204,56 @@ class ExportDir:
             kept = [s for s in current.shards if s.index != entry.index]
             self._write(current.model_copy(update={"shards": [*kept, entry]}))
 
+    def fixed_ranges(self, compute: Callable[[], Any]) -> Any:
+        """The version's int8 calibration ranges ([2, dim] float32): the manifest's, or
+        `compute()`'s recorded there under the lock, so every worker of the version
+        quantizes with the same ranges, whichever came first."""
+        import numpy as np
+
+        with self._locked():
+            current = self.read()
+            assert current is not None
+            if current.ranges is None:
+                ranges = np.asarray(compute(), dtype=np.float32)
+                current = current.model_copy(update={
+                    "ranges": [[float(x) for x in row] for row in ranges]})
+                self._write(current)
+            return np.asarray(current.ranges, dtype=np.float32)
+
+    def record_merged(self, entry: MergedFile) -> None:
+        """Record the merged file of the version."""
+        with self._locked():
+            current = self.read()
+            assert current is not None
+            self._write(current.model_copy(update={"merged": entry}))
+
     def finished(self, entry: ShardDone | None) -> bool:
         """Whether a manifest entry's file is there with the recorded checksum."""
         if entry is None:
             return False
         path = self.path / entry.file
         return path.is_file() and file_sha256(path) == entry.sha256
+
+    def sweep(self, indices: set[int]) -> int:
+        """Remove the temporary files of these shards that no live worker is writing (left
+        by a kill during a write); how many. Only the caller's own shards: a lock taken here
+        for a moment never turns away another worker from a shard that is not ours to do."""
+        if not self.path.is_dir():
+            return 0
+        removed = 0
+        for tmp in self.path.iterdir():
+            match = TMP.fullmatch(tmp.name)
+            if match is None or int(match.group(1)) not in indices:
+                continue
+            lock = self.claim(int(match.group(1)))
+            if lock is None:
+                continue
+            try:
+                tmp.unlink(missing_ok=True)
+                removed += 1
+            finally:
+                lock.close()
+        return removed
 
     def claim(self, index: int) -> IO[Any] | None:
         """An exclusive, non-blocking lock on one shard; None when another worker holds it.
@@ -190,17 +267,16 @@ class ExportDir:
             return None
         return fh
 
-    def write_shard(self, index: int, ids: list[str], vectors: Any) -> Path:
+    def write_shard(self, index: int, data: Vectors, fmt: str = "npz",
+                    vector_dtype: str = "float32") -> Path:
         """Write a shard's ids and vectors atomically: a reader sees all of it or nothing."""
-        import numpy as np
-
-        final = self.path / shard_file(index)
+        final = self.path / shard_file(index, fmt)
         tmp = self.path / f".{final.name}.{os.getpid()}.tmp"
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()  # a leftover of a crashed worker with the same pid
         try:
             with open(create_new(tmp), "wb") as fh:
-                np.savez(fh, ids=np.array(ids, dtype=str), vectors=vectors)
+                dump(fh, fmt, data, vector_dtype)
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, final)

@@ -20,7 +20,9 @@ from planner.corpus.progress import Progress
 from planner.corpus.records import line_of, read_at
 from planner.corpus.shardlist import Shard, ShardList, read_shard_list, shard_lines
 from planner.corpus.tokens import file_sha256
-from planner.embed.manifest import ExportDir, Manifest, ShardDone, shard_file
+from planner.embed.calibration import calibrate
+from planner.embed.formats import Vectors, quantize
+from planner.embed.manifest import ExportDir, Manifest, ShardDone
 from planner.errors import InputError
 from planner.planning.export import read_plan
 from planner.planning.plan import EmbeddingPlan, Plan
@@ -126,7 +128,8 @@ def header(job: Job, encoder: Any, version: int) -> Manifest:
         pooling=e.pooling, normalization=e.normalization, dtype=encoder.dtype,
         dim=encoder.dim, backend=encoder.backend, stack=encoder.stack, prompt=e.prompt,
         plan_id=job.plan.campaign.id, version=version,
-        shard_list_sha256=e.corpus.shard_list_sha256 if e.corpus else "")
+        shard_list_sha256=e.corpus.shard_list_sha256 if e.corpus else "",
+        format=e.format, vector_dtype=e.vector_dtype)
 
 
 def check_files(job: Job, encoder: Any) -> None:
@@ -148,12 +151,8 @@ def check_files(job: Job, encoder: Any) -> None:
                              f"{name.split('_')[0]}", field=f"embedding.{name}")
 
 
-def embed_shard(job: Job, encoder: Any, shard: Shard,
-                on_batch: Callable[[int, int], None]) -> tuple[list[str], Any, int, int]:
-    """Ids, vectors [documents, dim], useful and padded tokens of one shard."""
-    import numpy as np
-
-    rows = list(shard_lines(job.ids_path, shard))
+def read_texts(job: Job, rows: list[tuple[int, str, int, int]]) -> dict[int, str]:
+    """The texts of these shard-list rows by offset, every id checked against the list."""
     sl = job.shard_list
     texts: dict[int, str] = {}
     planned = {offset: rid for _, rid, offset, _ in rows}
@@ -164,8 +163,21 @@ def embed_shard(job: Job, encoder: Any, shard: Shard,
                              "planned", file=job.corpus,
                              field=f"line {line_of(job.corpus, rec.offset)}")
         texts[rec.offset] = rec.text or ""
+    return texts
+
+
+def embed_shard(job: Job, encoder: Any, shard: Shard,
+                on_batch: Callable[[int, int], None]) -> tuple[list[str], Any, list[int], int]:
+    """Ids, float32 vectors [documents, dim], the tokens fed to the model for each document
+    (after truncation, prompt and special tokens included) and the padded tokens of one
+    shard."""
+    import numpy as np
+
+    rows = list(shard_lines(job.ids_path, shard))
+    texts = read_texts(job, rows)
     vectors = np.empty((len(rows), encoder.dim), dtype=np.float32)
-    useful = padded = 0
+    tokens: list[int] = []
+    padded = 0
     start = 0
     while start < len(rows):
         end = start
@@ -173,11 +185,11 @@ def embed_shard(job: Job, encoder: Any, shard: Shard,
             end += 1
         vectors[start:end], lengths = encoder.encode_texts([texts[r[2]] for r in
                                                             rows[start:end]])
-        useful += sum(lengths)
+        tokens += lengths
         padded += max(lengths) * len(lengths)
         on_batch(end - start, sum(lengths))
         start = end
-    return [r[1] for r in rows], vectors, useful, padded
+    return [r[1] for r in rows], vectors, tokens, padded
 
 
 class _Meter:
@@ -217,6 +229,9 @@ def run(job: Job, encoder: Any, *, progress: bool = True) -> Outcome:
 def _version(job: Job, encoder: Any, version: int, out: Outcome, progress: bool) -> None:
     folder = ExportDir(job.out_dir(version))
     manifest = folder.open(header(job, encoder, version))
+    folder.sweep({s.index for s in job.shards})
+    int8 = job.embedding.vector_dtype == "int8"
+    ranges = calibrate(job, encoder, folder, read_texts) if int8 else None
     entries = {s.index: s for s in manifest.shards}
     todo = [s for s in job.shards if not folder.finished(entries.get(s.index))]
     out.skipped += [(version, s.index) for s in job.shards if s not in todo]
@@ -234,10 +249,13 @@ def _version(job: Job, encoder: Any, version: int, out: Outcome, progress: bool)
                     out.skipped.append((version, shard.index))
                     continue
                 t0 = time.monotonic()
-                ids, vectors, useful, padded = embed_shard(job, encoder, shard, meter.batch)
-                path = folder.write_shard(shard.index, ids, vectors)
+                ids, vectors, tokens, padded = embed_shard(job, encoder, shard, meter.batch)
+                useful = sum(tokens)
+                e = job.embedding
+                data = Vectors(ids, quantize(vectors, e.vector_dtype, ranges), tokens, ranges)
+                path = folder.write_shard(shard.index, data, e.format, e.vector_dtype)
                 folder.record(ShardDone(
-                    index=shard.index, file=shard_file(shard.index), sha256=file_sha256(path),
+                    index=shard.index, file=path.name, sha256=file_sha256(path),
                     documents=len(ids), useful_tokens=useful, padded_tokens=padded,
                     seconds=round(time.monotonic() - t0, 3), device=encoder.device,
                     finished=datetime.now(UTC).replace(microsecond=0).isoformat()))

@@ -39,15 +39,43 @@ if TYPE_CHECKING:
 EXPORT_LAYOUT = ("{out_dir}/shard-NNNNN.npz per shard (arrays `ids` and `vectors`, float32, "
                  "in shard-list order) and {out_dir}/manifest.toml (one entry per finished "
                  "shard: counts, SHA-256, settings fingerprint)")
+# Other formats and vector types (the default layout above stays word for word).
+SHARD_LAYOUT = {
+    "npz": "arrays `ids`, `vectors` ({dtype}){ranges}",
+    "parquet": "one row per document: `id`, `vector` (fixed-size list of {dtype}), "
+               "`tokens`{ranges}",
+    "safetensors": "tensors `vectors` ({dtype}), `tokens`, `id_offsets` and `id_bytes` "
+                   "(UTF-8 ids){ranges}",
+}
+
+
+def export_layout(e: Embedding, out_dir: str) -> str:
+    """Where a version's files go and what they hold."""
+    if e.format == "npz" and e.vector_dtype == "float32":
+        return EXPORT_LAYOUT.replace("{out_dir}", out_dir)
+    dtype = {"binary": "int8, 8 dimensions per byte as packbits"}.get(e.vector_dtype,
+                                                                      e.vector_dtype)
+    ranges = (", and the int8 calibration `ranges` [2, dim]" if e.vector_dtype == "int8"
+              else "")
+    what = SHARD_LAYOUT[e.format].format(dtype=dtype, ranges=ranges)
+    return (f"{out_dir}/shard-NNNNN.{e.format} per shard ({what}, in shard-list order) and "
+            f"{out_dir}/manifest.toml (one entry per finished shard: counts, SHA-256, "
+            "settings fingerprint)")
 
 
 def settings_fingerprint(e: Embedding) -> str:
     """SHA-256 of what makes vectors comparable: model, tokenizer, truncation, pooling,
-    normalization, prompt, dimensions and the backend. Two versions with different
+    normalization, prompt, dimensions, the backend, and the export's vector type and
+    format. Two versions with different
     fingerprints must never mix."""
     fixed = {"model": e.model, "tokenizer": e.tokenizer, "truncation_tokens": e.truncation_tokens,
              "pooling": e.pooling, "normalization": e.normalization, "prompt": e.prompt,
              "dimensions": e.dimensions, "backend": e.backend}
+    # Named only when set, so the fingerprint of a float32 npz campaign stays as it was.
+    if e.vector_dtype != "float32":
+        fixed["vector_dtype"] = e.vector_dtype
+    if e.format != "npz":
+        fixed["format"] = e.format
     return hashlib.sha256(json.dumps(fixed, sort_keys=True).encode()).hexdigest()
 
 
@@ -181,7 +209,8 @@ def plan_embedding(preset: Preset, card: Card, campaign: PlanCampaign, warnings:
         tokenizer_sha256=layout.scan.tokenizer_sha256 if layout else "",
         shards=shards, shard_documents=e.shard_documents, batch_size=e.batch_size,
         token_budget=e.grouped_budget, budget_note=budget_note,
-        export_layout=EXPORT_LAYOUT.replace("{out_dir}", f"{out_root}/v<version>"),
+        export_layout=export_layout(e, f"{out_root}/v<version>"),
+        format=e.format, vector_dtype=e.vector_dtype, prompt_kind=e.prompt_kind,
         corpus=_corpus_plan(layout, parts, e) if layout else None,
     )
     assumptions = Assumptions(overheads=o, card_memory_gib=card.memory_gib,

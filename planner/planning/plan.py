@@ -319,6 +319,18 @@ class EmbeddingPlan(Lax):
     """Where the batch sizes come from, and why."""
     export_layout: str = ""
     """Where each version's shard files and manifest are written."""
+    # Left out of a dump while at their defaults: plans made before they existed read the
+    # same, and new plans of the same presets are written word for word as before.
+    format: Literal["npz", "parquet", "safetensors"] = Field(
+        default="npz", exclude_if=lambda v: v == "npz")
+    """File format of the exported shards."""
+    vector_dtype: Literal["float32", "float16", "int8", "binary"] = Field(
+        default="float32", exclude_if=lambda v: v == "float32")
+    """Type of the exported vectors (`int8` and `binary` quantized as
+    sentence-transformers' `quantize_embeddings` does)."""
+    prompt_kind: Literal["document", "query"] = Field(default="document",
+                                                      exclude_if=lambda v: v == "document")
+    """What the prompt is for: the corpus side (`document`) or queries."""
     corpus: CorpusPlan | None = None
     """The scanned corpus and its shard list (planned with --corpus)."""
 

@@ -66,6 +66,24 @@ class Embedding(Strict):
     prompt: str = Field(default="", max_length=1000)
     """Text put before every document, such as e5's `passage: ` or a bge instruction:
     fixed for the campaign like the pooling, and checked against the folder's prompts."""
+    # Left out of a dump while at their defaults: a preset's fingerprint, hence its
+    # campaign id and export folders, stays what it was before the settings existed.
+    prompt_kind: Literal["document", "query"] = Field(default="document",
+                                                      exclude_if=lambda v: v == "document")
+    """What the prompt is for: `document` (the corpus side, the default) or `query`, to
+    embed a corpus of queries with a query-side prompt such as e5's `query: ` without the
+    plan's warning."""
+    format: Literal["npz", "parquet", "safetensors"] = Field(
+        default="npz", exclude_if=lambda v: v == "npz")
+    """File format of each exported shard (and of `embed --merge`): `npz` (numpy),
+    `parquet` (one row per document: id, vector, tokens; extra `parquet`) or
+    `safetensors`."""
+    vector_dtype: Literal["float32", "float16", "int8", "binary"] = Field(
+        default="float32", exclude_if=lambda v: v == "float32")
+    """Type of the exported vectors: `float32`, `float16`, or quantized as
+    sentence-transformers' `quantize_embeddings` does: `int8` (per-dimension ranges
+    calibrated once per version, stored with the exports) or `binary` (one bit per
+    dimension, packed into int8)."""
     dimensions: int | None = Field(default=None, ge=1, le=1_000_000)
     """Vector size expected (after any Dense module); checked against the folder."""
     backend: Literal["auto", "builtin", "sentence-transformers"] = "auto"
