@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from planner.embed.formats import Vectors
 from planner.embed.manifest import ExportDir, shard_file
 from planner.nofollow import LinkRefused
 
@@ -62,6 +63,6 @@ def test_shard_files_replace_a_link_and_never_write_through_one(tmp_path: Path) 
     final = folder / shard_file(0)
     final.symlink_to(victim)
     (folder / f".{final.name}.{os.getpid()}.tmp").symlink_to(victim)
-    path = ExportDir(folder).write_shard(0, ["a"], np.zeros((1, 2), dtype=np.float32))
+    path = ExportDir(folder).write_shard(0, Vectors(["a"], np.zeros((1, 2), dtype=np.float32)))
     assert not path.is_symlink() and victim.read_text() == "precious\n"
     assert list(np.load(path)["ids"]) == ["a"]

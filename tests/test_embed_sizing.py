@@ -164,5 +164,11 @@ def test_a_cpu_sizing_planned_for_an_a6000_names_the_cpu_it_was_timed_on(
     assert f"timed on {device['name']} (" in note, note
     assert "fake-tensor estimate" in note and "found to fit NVIDIA RTX A6000's memory" in note
     assert "timed on NVIDIA RTX A6000" not in note
+    # A CPU timing is a smoke test: the plan keeps the throughput it had, and says so.
     tput = plan["assumptions"]["throughput_tokens_per_s"]
-    assert tput["source"] == "analytic" and device["name"] in tput["note"]
+    assert tput["source"] == "entered"
+    assert "measured on CPU: memory used, throughput kept" in plan["warnings"]
+    assert main(["--preset", str(tmp_path / "preset.toml"), "--measurements", str(out),
+                 "--use-cpu-step-times", "--out", str(tmp_path / "cpu")]) == 0
+    tput = read_toml(tmp_path / "cpu" / "plan.toml")["assumptions"]["throughput_tokens_per_s"]
+    assert tput["source"] != "entered" and device["name"] in tput["note"]

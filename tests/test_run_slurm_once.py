@@ -73,15 +73,19 @@ def test_runs_finished_by_run_are_done_for_slurm_and_the_reverse(tmp_path: Path)
 
 
 # The shell leads; a process of the run traps TERM and needs 2 s to save, past the linger.
-SLOW_SAVE = ("mkdir -p {checkpoint_dir} && (trap 'sleep 2; touch {checkpoint_dir}/saved; "
-             "exit 0' TERM; touch {checkpoint_dir}/started; while :; do sleep 0.05; done) "
+# The trap's script names the folder through the environment: a placeholder may not stand
+# in the arguments of `trap`.
+SLOW_SAVE = ("mkdir -p {checkpoint_dir} && (trap 'sleep 2; "
+             "touch \"$CAMPAIGN_CHECKPOINT_DIR/saved\"; exit 0' TERM; "
+             "touch {checkpoint_dir}/started; while :; do sleep 0.05; done) "
              "& wait")
 
 
 def test_the_grace_after_a_stop_follows_the_warning_time(tmp_path: Path) -> None:
     # --time 0:20 warns 10 s before the limit: the run gets 9 s to save, not the linger.
     plan_path, out = h.slurm_export(tmp_path, h.preset(
-        seeds=(0,), variants={}, robustness=[], command=SLOW_SAVE), "--time", "0:20")
+        seeds=(0,), variants={}, robustness=[], command=SLOW_SAVE, shell=True), "--time",
+        "0:20")
     script = (out / "campaign.sbatch").read_text()
     assert "#SBATCH --signal=B:USR1@10" in script and "\nWARN=10 " in script
     wd, run = plan_path.parent, h.load(plan_path).runs[0]

@@ -133,7 +133,7 @@ def test_a_submission_without_a_job_id_stops_with_one_line(tmp_path: Path) -> No
 
 def test_absolute_roots_reach_the_task_as_run_passes_them(tmp_path: Path) -> None:
     data = h.preset(seeds=(0,), variants={}, robustness=[],
-                    command="env > {checkpoint_dir}/env.txt")
+                    command="env > {checkpoint_dir}/env.txt", shell=True)
     shared = tmp_path / "disk" / "ckpt"
     data["ablation"]["checkpoint_root"] = str(shared)  # type: ignore[index]
     data["ablation"]["export_root"] = str(tmp_path / "disk" / "out")  # type: ignore[index]

@@ -154,8 +154,9 @@ def step_figure(cm: ConfigMeasurement, m: Measurements, card_key: str, card: Car
     if m.device.kind == "cpu":
         return Figure(value=st.median_s, source="measured", card=card_key,
                       device=m.device.name,
-                      note=f"CPU timing planned as asked (--use-cpu-step-times): median of "
-                           f"{st.steps} steps at micro-batch {cm.micro_batch} × "
+                      note=f"timed on {m.device.name}, planned as asked "
+                           f"(--use-cpu-step-times): median of {st.steps} steps at "
+                           f"micro-batch {cm.micro_batch} × "
                            f"{cm.accumulation}; it says nothing of {card.name}'s speed")
     src_key = _device_card(m, catalog)
     if src_key == card_key:

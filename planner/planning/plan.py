@@ -13,6 +13,7 @@ from planner.spec.base import SLUG, Lax
 from planner.spec.costs import Figure, MeasuredFrom
 from planner.spec.paths import NAME_CHARS, check_run_id, check_run_path
 from planner.spec.preset import FactorValue, Overheads
+from planner.spec.sweeps import VARIANT_NAME
 
 
 class PlanCampaign(Lax):
@@ -107,7 +108,7 @@ class Run(Lax):
     """Run id: campaign id, configuration, seed (and control)."""
     kind: Literal["train", "robustness", "embed"]
     """Training run, robustness evaluation, or embedding shard."""
-    variant: str = Field(pattern=SLUG, max_length=NAME_CHARS)
+    variant: str = Field(pattern=VARIANT_NAME, max_length=NAME_CHARS)
     """`baseline` or the variant's name (embedding: `v` and the version)."""
     factor: str = Field(pattern=rules.FACTORS, max_length=rules.FACTORS_CHARS)
     """The factor changed from the baseline (empty for the baseline)."""
