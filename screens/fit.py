@@ -20,7 +20,7 @@ from screens.widgets.gantt import Timeline
 from screens.widgets.gantt_draw import describe, legend
 from screens.widgets.matrix import MatrixTable
 from screens.widgets.membar import MemoryBars
-from screens.widgets.onepass import OnePassScroll
+from screens.widgets.onepass import OnePass, OnePassScroll
 
 LISTED = 12
 """Items of a list shown before `… and N more`: the rest are in plan.toml."""
@@ -91,6 +91,11 @@ def provenance(plan: Plan) -> str:
     return "\n".join(lines)
 
 
+
+class FiguresText(OnePass, Static):
+    """The plan's headline figures: a room line more or less after an edit is laid out in
+    the edit's one pass."""
+
 class FitScreen(PlannerScreen):
     """What fits, live."""
 
@@ -110,7 +115,7 @@ class FitScreen(PlannerScreen):
 
     def body(self) -> ComposeResult:
         with OnePassScroll(id="fit"):
-            yield Static("", id="top", classes="figures")
+            yield FiguresText("", id="top", classes="figures")
             yield Label("Variant × seed: ✓ completes in the window, ✗ does not",
                         classes="section", id="matrix-title")
             yield MatrixTable(id="matrix")
