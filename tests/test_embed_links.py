@@ -66,3 +66,16 @@ def test_shard_files_replace_a_link_and_never_write_through_one(tmp_path: Path) 
     path = ExportDir(folder).write_shard(0, Vectors(["a"], np.zeros((1, 2), dtype=np.float32)))
     assert not path.is_symlink() and victim.read_text() == "precious\n"
     assert list(np.load(path)["ids"]) == ["a"]
+
+
+def test_the_merged_file_replaces_a_link_and_never_writes_through_one(tmp_path: Path) -> None:
+    np = pytest.importorskip("numpy")
+    from planner.embed.merge import _write
+
+    victim = _victim(tmp_path)
+    final = tmp_path / "merged.npz"
+    final.symlink_to(victim)
+    (tmp_path / f".{final.name}.{os.getpid()}.tmp").symlink_to(victim)
+    path = _write(final, Vectors(["a"], np.zeros((1, 2), dtype=np.float32)), "npz", "float32")
+    assert not path.is_symlink() and victim.read_text() == "precious\n"
+    assert list(np.load(path)["ids"]) == ["a"]

@@ -11,6 +11,7 @@ memory while it is written.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ from planner.embed.formats import Vectors, dump, load
 from planner.embed.manifest import ExportDir, MergedFile, merged_file
 from planner.embed.worker import Job
 from planner.errors import InputError
+from planner.nofollow import create_new
 
 
 @dataclass
@@ -75,8 +77,12 @@ def merge(job: Job) -> list[Merged]:
 
 def _write(final: Path, data: Vectors, fmt: str, vector_dtype: str) -> Path:
     tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
+    # A leftover (or a planted link) is removed, never written through: the file is created
+    # exclusively, without following links, and renamed over the merged file's name.
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
     try:
-        with open(tmp, "wb") as fh:
+        with open(create_new(tmp), "wb") as fh:
             dump(fh, fmt, data, vector_dtype)
             fh.flush()
             os.fsync(fh.fileno())
