@@ -28,6 +28,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+# The browser helpers live with the tests, at the repository's root.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
 from planner.campaign import plan_campaign
 from planner.planning.plan import Plan
 from planner.spec.catalog import load_catalog
