@@ -271,25 +271,33 @@ class ExportDir:
                     vector_dtype: str = "float32") -> Path:
         """Write a shard's ids and vectors atomically: a reader sees all of it or nothing."""
         final = self.path / shard_file(index, fmt)
-        tmp = self.path / f".{final.name}.{os.getpid()}.tmp"
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()  # a leftover of a crashed worker with the same pid
-        try:
-            with open(create_new(tmp), "wb") as fh:
-                dump(fh, fmt, data, vector_dtype)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, final)
-        except OSError as exc:
-            tmp.unlink(missing_ok=True)
-            raise InputError(f"cannot write the shard: {exc.strerror or exc}; nothing of it "
-                             "was kept, the shards already recorded are intact", file=final,
-                             ) from None
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-        return final
+        return write_vectors(final, data, fmt, vector_dtype, "the shard", "nothing of it was "
+                             "kept, the shards already recorded are intact")
 
+
+def write_vectors(final: Path, data: Vectors, fmt: str, vector_dtype: str, what: str,
+                  kept: str) -> Path:
+    """Write `data` to `final` atomically, through a temporary beside it that is created
+    exclusively without following links (a leftover of a crashed worker with the same pid, or
+    a planted link, is removed, never written through). `what` and `kept`: what the one-line
+    error says could not be written, and what is left intact."""
+    tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    try:
+        with open(create_new(tmp), "wb") as fh:
+            dump(fh, fmt, data, vector_dtype)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, final)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise InputError(f"cannot write {what}: {exc.strerror or exc}; {kept}",
+                         file=final) from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return final
 
 def _text(m: Manifest) -> str:
     return HEADER + tomli_w.dumps(m.model_dump(mode="json"))

@@ -11,19 +11,16 @@ memory while it is written.
 
 from __future__ import annotations
 
-import contextlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from planner.corpus.shardlist import shard_lines
 from planner.corpus.tokens import file_sha256
 from planner.embed.check import check
-from planner.embed.formats import Vectors, dump, load
-from planner.embed.manifest import ExportDir, MergedFile, merged_file
+from planner.embed.formats import Vectors, load
+from planner.embed.manifest import ExportDir, MergedFile, merged_file, write_vectors
 from planner.embed.worker import Job
 from planner.errors import InputError
-from planner.nofollow import create_new
 
 
 @dataclass
@@ -76,22 +73,4 @@ def merge(job: Job) -> list[Merged]:
 
 
 def _write(final: Path, data: Vectors, fmt: str, vector_dtype: str) -> Path:
-    tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
-    # A leftover (or a planted link) is removed, never written through: the file is created
-    # exclusively, without following links, and renamed over the merged file's name.
-    with contextlib.suppress(FileNotFoundError):
-        tmp.unlink()
-    try:
-        with open(create_new(tmp), "wb") as fh:
-            dump(fh, fmt, data, vector_dtype)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, final)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise InputError(f"cannot write the merged file: {exc.strerror or exc}; the shards "
-                         "are intact", file=final) from None
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return final
+    return write_vectors(final, data, fmt, vector_dtype, "the merged file", "the shards are intact")
