@@ -53,13 +53,14 @@ def main(argv: Sequence[str]) -> int:
     from planner.run.journal import fold, read_events
     from planner.run.replan import check_journal, replan
     from planner.run.replan_text import render
+    from planner.run.slurm_trace import with_traces
 
     at = parse_at(args.at)
     plan, plan_path = prepare.load_plan(args.plan)
     ws = prepare.workspace(plan_path, args.workdir)
     now = time.time() if at is None else at
     events = read_events(ws.journal)
-    whole = fold(events)
+    whole = with_traces(plan, fold(events), ws.workdir)
     check_journal(plan, whole, ws)
     hist = fold([e for e in events if e["t"] <= now])
     # The window and the campaign are the journal's, whenever `--at` falls.

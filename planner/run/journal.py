@@ -205,7 +205,8 @@ class RunRecord:
     cards: list[int] = field(default_factory=list)
     process: dict[str, Any] = field(default_factory=dict)
     trace: list[dict[str, Any]] = field(default_factory=list)
-    """Its `started`, `progress` and `exited` events, for the rates they show."""
+    """Its `started`, `progress`, `checkpointed` and `exited` events, for the rates they
+    show and the step a run resumes from."""
 
 
 @dataclass
@@ -237,7 +238,7 @@ class History:
         if ev == "started" and e["fingerprint"] != r.fingerprint:
             # Other parameters: a different run.
             self.runs[r.id] = r = RunRecord(r.id, attempts=r.attempts)
-        if ev in ("started", "progress", "exited"):
+        if ev in ("started", "progress", "checkpointed", "exited"):
             r.trace.append(e)
         if ev == "started":
             r.fingerprint, r.state, r.attempts = e["fingerprint"], "running", e["attempt"]

@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from planner.nofollow import ensure_dir, open_file
+from planner.nofollow import LinkRefused, ensure_dir, open_file
 from planner.planning.plan import Run
 
 DONE_SLOT_BYTES = 1024
@@ -65,6 +65,22 @@ def run_lock(workdir: Path, run: Run) -> int | None:
         os.close(fd)
         return None
     return fd
+
+
+def lock_held(path: Path) -> bool:
+    """Whether a launcher holds the run lock at `path` (probed for an instant, never kept;
+    a link there is not probed)."""
+    try:
+        fd = open_file(path, os.O_RDONLY, shared_ok=True)
+    except (OSError, LinkRefused):
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def read_done(workdir: Path, run: Run, fingerprint: str) -> dict[str, Any] | None:

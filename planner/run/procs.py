@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.planning.plan import Run
-from planner.run.once import lock_path, run_lock
+from planner.run.once import lock_held, lock_path, run_lock
 from planner.run.progress import progress_path
 
 SHIM = Path(__file__).with_name("shim.py")
@@ -66,7 +66,10 @@ def identity(pid: int) -> dict[str, Any]:
 
 
 def alive(process: dict[str, Any]) -> bool:
-    """Whether the process recorded in `process` (from `identity`) still runs."""
+    """Whether the process recorded in `process` (from `identity`) still runs; a run on
+    another machine (a SLURM task's) runs while its lock is held."""
+    if isinstance(process.get("lock"), str):
+        return lock_held(Path(process["lock"]))
     pid = process.get("pid")
     if not isinstance(pid, int) or pid <= 1:  # never init, never a process group
         return False

@@ -20,6 +20,7 @@ from planner.run.observe import (
 )
 from planner.run.params import run_fingerprint
 from planner.run.procs import alive
+from planner.run.slurm_trace import with_traces
 
 
 @dataclass
@@ -58,8 +59,8 @@ def records(plan: Plan, hist: History) -> dict[str, RunRecord]:
 def check_journal(plan: Plan, hist: History, ws: Workspace) -> float:
     """The window's start (POSIX time), once the journal is this campaign's."""
     if hist.plan is None or hist.window_start is None:
-        raise InputError("no run session in this journal yet: nothing to replan from",
-                         file=ws.journal)
+        raise InputError("no run session in this journal yet, and no SLURM task has "
+                         "started a run: nothing to replan from", file=ws.journal)
     theirs = hist.plan.get("campaign")
     if theirs != plan.campaign.id:
         raise InputError(f"the journal is campaign {str(theirs)[:80]!r}'s, not "
@@ -75,6 +76,7 @@ def _slots(rec: RunRecord, hist: History, n: int) -> list[int]:
 
 def replan(plan: Plan, hist: History, ws: Workspace, now: float) -> Replan:
     """The revision of `plan` at POSIX time `now`."""
+    hist = with_traces(plan, hist, ws.workdir, until=now)
     origin = check_journal(plan, hist, ws)
     now_h = (now - origin) / 3600
     if now_h < 0:

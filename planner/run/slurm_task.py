@@ -12,6 +12,12 @@ and never follows it.
 A stop (scancel's TERM, or the time-limit warning USR1) gives the run until the time limit
 less a margin (`GRACE`, from the warning time) to write its checkpoint before it is
 killed; processes of a run that ended on its own get `CAMPAIGN_LINGER_S` (60 s).
+
+Beside the done record the task keeps the run's trace, `<run id>.attempts.jsonl`: each
+attempt's start and exit and a few of the steps the run reported (its first, the newest,
+and the newest no later than its latest checkpoint), one journal event a line, so that
+`status` and `replan` read a SLURM run the way they read a journal (`slurm_trace.py`). A
+sampler beside the run reads the progress file every `CAMPAIGN_PROGRESS_EVERY_S` (60 s).
 """
 
 from __future__ import annotations
@@ -50,6 +56,80 @@ is_done() {  # is_done RECORD FINGERPRINT ("": any)
   [[ -f "$1" && ! -L "$1" ]] && grep -qF -- "$want" "$1"
 }
 fresh() { [[ -e "$1" || -L "$1" ]] || (set -C; : >"$1") 2>/dev/null; ! linked "$1"; }
+
+# The run's trace: journal events, one a line, rewritten whole (atomically) each time.
+now() {
+  local t="${EPOCHREALTIME:-}"; t="${t/,/.}"
+  [[ "$t" =~ ^[0-9]+\.[0-9]+$ ]] || t=$(date +%s.%N)
+  printf '%s' "$t"
+}
+ns() { local f="${1#*.}000000000"; printf '%s' "${1%%.*}${f:0:9}"; }  # a time, in ns
+EVERY="${CAMPAIGN_PROGRESS_EVERY_S:-60}"
+[[ "$EVERY" =~ ^[0-9]{1,6}(\.[0-9]{1,3})?$ && ! "$EVERY" =~ ^0*(\.0*)?$ ]] || EVERY=60
+TRACE_KEEP=60  # lines of earlier attempts kept: ten attempts and more
+trace_add() {  # trace_add LINE: the trace's newest lines, then LINE
+  local old=""
+  [[ -f "$TRACE" && ! -L "$TRACE" ]] && old=$(tail -n "$TRACE_KEEP" -- "$TRACE")
+  { [[ -n "$old" ]] && printf '%s\n' "$old"; printf '%s\n' "$1"; } | put "$TRACE"
+}
+last_attempt() {  # the trace's newest attempt number (0: none)
+  local n=""
+  [[ -f "$TRACE" && ! -L "$TRACE" ]] && n=$(sed -n \
+    's/.*"ev":"started","attempt":\([0-9]\{1,9\}\),.*/\1/p' -- "$TRACE" | tail -n 1)
+  printf '%s' "${n:-0}"
+}
+progress_step() {  # STEP: the step the progress file reports, read as `run` reads it
+  local raw
+  [[ -f "$CAMPAIGN_PROGRESS" && ! -L "$CAMPAIGN_PROGRESS" ]] || return 1
+  raw=$(head -c 4097 -- "$CAMPAIGN_PROGRESS" 2>/dev/null) || return 1
+  (( ${#raw} <= 4096 )) || return 1
+  local sp='[[:space:]]*'
+  [[ "$raw" =~ ^$sp\{(.*,)?$sp\"step\"$sp:$sp(0|[1-9][0-9]{0,11})$sp[,}] ]] || return 1
+  STEP="${BASH_REMATCH[2]}"
+}
+checkpoint_mtime() {  # MT: when the resume path last changed (lstat, as `run` looks)
+  [[ "$KIND" == train && ( -e "$RESUME" || -L "$RESUME" ) ]] || return 1
+  MT=$(stat -c %.9Y -- "$RESUME" 2>/dev/null) && [[ "$MT" =~ ^[0-9]+\.[0-9]+$ ]]
+}
+sampler() {  # beside an attempt: its first, newest and checkpointed steps, into the trace
+  local base first="" first_t=0 last="" last_t=0 at_ck="" ck="" seen="" seen_mt="" quit=""
+  local t line changed nap
+  base=$(tail -n "$TRACE_KEEP" -- "$TRACE" 2>/dev/null)
+  trap 'quit=1' TERM
+  trap '' INT USR1
+  while :; do
+    changed=""
+    t=$(now)
+    # The checkpoint first: a sample taken before it was written is a step it holds.
+    if checkpoint_mtime && [[ "$MT" != "$seen_mt" ]]; then
+      seen_mt="$MT"; changed=1
+      ck=$(printf '{"t":%s,"ev":"checkpointed","attempt":%s,"run":"%s","mtime":%s}' \
+        "$t" "$TA" "$RUN_ID" "$MT")
+      if [[ -n "$last" ]] && (( last_t <= $(ns "$MT") )); then at_ck="$last"
+      elif [[ -n "$first" ]] && (( first_t <= $(ns "$MT") )); then at_ck="$first"
+      else at_ck=""; fi
+    fi
+    if progress_step && [[ "$STEP" != "$seen" ]]; then
+      seen="$STEP"; changed=1
+      line=$(printf '{"t":%s,"ev":"progress","attempt":%s,"run":"%s","step":%s}' \
+        "$t" "$TA" "$RUN_ID" "$STEP")
+      if [[ -z "$first" ]]; then first="$line"; first_t=$(ns "$t")
+      else last="$line"; last_t=$(ns "$t"); fi
+    fi
+    if [[ -n "$changed" ]]; then
+      { [[ -n "$base" ]] && printf '%s\n' "$base"; printf '%s\n' "$first"
+        [[ -n "$at_ck" && "$at_ck" != "$first" && "$at_ck" != "$last" ]] \
+          && printf '%s\n' "$at_ck"
+        [[ -n "$last" ]] && printf '%s\n' "$last"
+        [[ -n "$ck" ]] && printf '%s\n' "$ck"
+      } | grep -v '^$' | put "$TRACE"
+    fi
+    [[ -z "$quit" ]] && kill -0 "$child" 2>/dev/null || return 0
+    sleep "$EVERY" & nap=$!
+    wait "$nap" 2>/dev/null
+    kill "$nap" 2>/dev/null
+  done
+}
 
 LINGER="${CAMPAIGN_LINGER_S:-60}"; [[ "$LINGER" =~ ^[0-9]{1,6}$ ]] || LINGER=60
 MARGIN=$((WARN / 10)); (( MARGIN > 15 )) && MARGIN=15
@@ -93,7 +173,7 @@ run_one() {
   # The run's argument vector, word for word: started as it is, never read by a shell.
   ARGV=("${WORDS[@]:${ARGV_AT[$i]}:${ARGV_LEN[$i]}}")
   LOG="$RUNDIR/logs/$RUN_ID.log"; TRIES="$RUNDIR/slurm/$RUN_ID.tries"
-  DONE="$CKPT/$RUN_ID.done"; LOCK="$CKPT/$RUN_ID.lock"
+  DONE="$CKPT/$RUN_ID.done"; LOCK="$CKPT/$RUN_ID.lock"; TRACE="$CKPT/$RUN_ID.attempts.jsonl"
   folders "$RUNDIR" "$RUNDIR/logs" "$RUNDIR/slurm" || return 2
   mkdir -p -- "${CKPT%/*}" "${EXPORT%/*}" || return 2
   folders "$CKPT" || return 2
@@ -106,7 +186,8 @@ run_one() {
   command -v flock >/dev/null || { say "flock (util-linux) is needed to lock $RUN_ID"; return 2; }
   fresh "$LOCK" || return 2
   exec 9<"$LOCK" || return 2
-  if ! flock -n 9; then
+  # A second, not none: `status` probes a running task's lock for an instant.
+  if ! flock -w 1 9; then
     exec 9<&-
     say "$RUN_ID is running elsewhere (its lock $LOCK is held): not run"; return 3
   fi
@@ -123,7 +204,7 @@ run_one() {
 
 run_locked() {
   MANIFEST="$CKPT/$RUN_ID.manifest.toml"
-  linked "$MANIFEST" "$TRIES" "$DONE" && return 2
+  linked "$MANIFEST" "$TRIES" "$DONE" "$TRACE" && return 2
   if [[ -e "$MANIFEST" ]]; then
     if ! grep -qxF "fingerprint = \"$FP\"" "$MANIFEST"; then
       say "refused: the checkpoints of $RUN_ID in $CKPT were made with other parameters" \
@@ -144,7 +225,9 @@ run_locked() {
   export CAMPAIGN_PROGRESS="$CKPT/$RUN_ID.progress.json"
   # Failures (time limits included) so far in this job: requeues keep the count, so a run
   # that never finishes is not requeued forever; a new submission starts afresh.
-  local failures="${SLURM_RESTART_COUNT:-0}" attempt=0 code slot job count
+  local failures="${SLURM_RESTART_COUNT:-0}" attempt=0 code slot job count sampling outcome
+  # Attempts are counted across requeues and submissions in the trace, as in a journal.
+  TA=$(last_attempt)
   if [[ -r "$TRIES" ]] && read -r job count <"$TRIES" && [[ "$job" == "$JOB" ]]; then
     failures="$count"
   fi
@@ -159,8 +242,14 @@ run_locked() {
     slot=$(mktemp "$CKPT/.$RUN_ID.done.XXXXXX") && printf '%1024s' '' >"$slot" || slot=""
     # In a session of its own, the run gets only the TERM this script forwards, never the
     # batch shell's USR1 warning, and none of its processes can slip out of the stop.
+    TA=$((TA + 1))
+    trace_add "$(printf '{"t":%s,"ev":"started","attempt":%s,"run":"%s","cards":[],%s' \
+      "$(now)" "$TA" "$RUN_ID" "$(printf '"fingerprint":"%s","resume":"%s","by":"slurm job %s"}' \
+      "$FP" "${CAMPAIGN_RESUME:+checkpoint}" "$JOB")")"
     ( start "${ARGV[@]}" ) >&8 2>&8 8>&- 9>&- &
     child=$!
+    sampler </dev/null >/dev/null 2>&1 8>&- 9>&- &
+    sampling=$!
     # `wait` returns early (128 + the signal) when a trap runs; after a stop, the run has
     # until the deadline to end, then it is killed.
     [[ -n "$stop" ]] && group -TERM 2>/dev/null  # stopped before it began
@@ -170,6 +259,9 @@ run_locked() {
       sleep 1
     done
     wait "$child"; code=$?
+    # The sampler takes a last sample and ends before anything else writes the trace.
+    kill -TERM "$sampling" 2>/dev/null
+    while kill -0 "$sampling" 2>/dev/null; do wait "$sampling"; done
     # A process of the run may outlive its shell (writing a last checkpoint on TERM): it
     # gets the rest of the stop's grace, or a minute, then nothing of this attempt runs
     # beside the next one.
@@ -178,6 +270,12 @@ run_locked() {
     group -KILL 2>/dev/null
     child=""
     say "$RUN_ID attempt $attempt exited with code $code" >&8
+    if [[ -z "$stop" && $code -eq 0 ]]; then outcome=finished
+    elif [[ "$stop" == cancel ]]; then outcome=interrupted
+    elif (( failures + 1 > RETRIES )); then outcome=failed
+    else outcome=retry; fi
+    trace_add "$(printf '{"t":%s,"ev":"exited","attempt":%s,"run":"%s","code":%s,"outcome":"%s"}' \
+      "$(now)" "$TA" "$RUN_ID" "$code" "$outcome")"
     # The stop flag first: a run that saves and exits 0 on TERM has not finished.
     if [[ -z "$stop" && $code -eq 0 ]]; then
       write_done "$slot"; say "$RUN_ID finished"; exec 8>&-; return 0

@@ -20,6 +20,7 @@ from planner.run.journal import History, RunRecord, Workspace
 from planner.run.observe import with_done_records
 from planner.run.params import run_fingerprint
 from planner.run.procs import alive
+from planner.run.slurm_trace import with_traces
 
 GROUPS = ("done", "running", "pending", "failed", "blocked")
 
@@ -131,6 +132,7 @@ def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
               ) -> dict[str, Any]:
     """The status as plain data (what `status --json` prints)."""
     now = time.time() if now is None else now
+    hist = with_traces(plan, hist, ws.workdir)
     recs = with_done_records(plan.runs, current(plan, hist), ws.workdir)
     groups = {r.id: group(r, recs[r.id], recs) for r in plan.runs}
     origin = hist.window_start
@@ -161,7 +163,7 @@ def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
         })
     s = {
         # The plan the journal ran, once a session has started; before that, no key.
-        **({"plan": str(hist.plan["path"])} if hist.plan else {}),
+        **({"plan": str(hist.plan["path"])} if hist.plan and hist.plan["path"] else {}),
         "campaign": c.id, "workdir": str(ws.workdir), "journal": str(ws.journal),
         "executor_running": executor_alive(ws), "started": origin is not None,
         "window_start": origin, "now_h": round(now_h, 3), "window_h": c.window_hours,
