@@ -25,6 +25,8 @@ from planner.planning.plan import (
     PlanCampaign,
     Run,
 )
+from planner.planning.schedule import Placement
+from planner.planning.spare import spare_specs
 from planner.planning.summary import summarize
 from planner.spec.base import constructor
 from planner.spec.catalog import Card, Catalog
@@ -140,11 +142,13 @@ def _command(template: str, shell: bool, source: str | None, field: str,
 
 def _training_runs(preset: Preset, training: Training, cid: str, specs: list[RunSpec],
                    jobs: list[Job], packing: Packing, usable: float, offset: float,
-                   source: str | None) -> tuple[list[Run], list[NotFitting]]:
+                   source: str | None) -> tuple[list[Run], list[NotFitting], list[Run]]:
     section = preset.campaign.kind
     runs: list[Run] = []
     missing: list[NotFitting] = []
+    spare: list[Run] = []
     placed = packing.placements
+    kept_whole = spare_specs(specs, placed, training.seeds)
     rob_by_name = {r.name: r for r in training.robustness}
     adaptation = _adaptation_values(preset)
     reasons: Reasons | None = None
@@ -158,7 +162,10 @@ def _training_runs(preset: Preset, training: Training, cid: str, specs: list[Run
                                   usable)
             reason = cfg.reason if not cfg.fits else reasons.why(i)
             missing.append(NotFitting(id=spec.id, reason=reason))
-            continue
+            if i not in kept_whole:
+                continue
+            # Left out but kept whole, so that a replan can add it once runs go faster.
+            place = Placement(0.0, spec.duration_h, tuple(range(spec.cards)))
         if cfg.name not in per_config:
             per_config[cfg.name] = _config_values(cfg)
         factor, value, factors, overrides = per_config[cfg.name]
@@ -179,7 +186,7 @@ def _training_runs(preset: Preset, training: Training, cid: str, specs: list[Run
         )
         # Built from values of the right types, checked once where they came from: one
         # run per matrix cell, so validating each again is most of a replan's time.
-        runs.append(new_run(
+        (runs if i not in kept_whole else spare).append(new_run(
             id=spec.id, kind=spec.kind, variant=cfg.name, factor=factor, value=value,
             seed=spec.seed, card=list(place.cards),
             start_h=round(place.start + offset, 4), end_h=round(place.end + offset, 4),
@@ -193,7 +200,7 @@ def _training_runs(preset: Preset, training: Training, cid: str, specs: list[Run
     # export launch runs in plan order, so they follow the packing rather than redo it.
     order = {spec.id: n for n, spec in enumerate(specs)}
     runs.sort(key=lambda r: (r.start_h, order[r.id]))
-    return runs, missing
+    return runs, missing, spare
 
 
 def _check_ids(preset: Preset, training: Training, specs: list[RunSpec],
@@ -336,8 +343,8 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
                                  solver=solver,
                                  time_limit_s=time_limit_s - (time.monotonic() - began),
                                  extras=extra_variants)
-    runs, missing = _training_runs(preset, training, cid, specs, jobs, packing, usable, offset,
-                                   source)
+    runs, missing, spare = _training_runs(preset, training, cid, specs, jobs, packing, usable,
+                                          offset, source)
     decisions = [*sweep_notes(training.baseline, training.sweeps), *notes,
                  *(cfg.decision for cfg in cfgs if cfg.decision)]
     warnings += _training_warnings(cfgs, runs, missing, entered_configs(preset, cfgs, before))
@@ -357,7 +364,8 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
                               measured_configs=[cfg.name for cfg in cfgs if cfg.name in done])
     adaptation = (AdaptationPlan(**_adaptation_values(preset)) if preset.adaptation else None)
     return Plan(campaign=campaign, assumptions=assumptions, runs=runs, not_fitting=missing,
-                decisions=decisions, warnings=warnings, summary=summary, adaptation=adaptation)
+                decisions=decisions, warnings=warnings, summary=summary, adaptation=adaptation,
+                held=spare)
 
 
 def _training_warnings(cfgs: list[Config], runs: list[Run], missing: list[NotFitting],

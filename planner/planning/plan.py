@@ -374,7 +374,8 @@ class Plan(Lax):
     parent: str = Field(default="", exclude_if=operator.not_)
     """Id of the plan this revision replaces (`plan_id`)."""
     held: list[Run] = Field(default=[], exclude_if=operator.not_)
-    """Runs a replan left out, kept whole so that a later replan can bring them back."""
+    """Runs left out (by the planner or a replan) but kept whole, so that a replan can add
+    them when the window has room."""
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Self:
@@ -384,6 +385,8 @@ class Plan(Lax):
                 raise ValueError(f"@runs[{i}].id: run id {run.id} is used twice")
             seen.add(run.id)
         rules.check_plan_runs(self.runs, seen, self.campaign.cards)
+        if self.held:
+            rules.check_held_runs(self.held, seen, self.campaign.cards)
         return self
 
 

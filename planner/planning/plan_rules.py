@@ -79,6 +79,23 @@ def check_plan_runs(runs: Iterable[Run], ids: set[str], cards: int) -> None:
                              "this plan")
 
 
+def check_held_runs(held: Iterable[Run], ids: set[str], cards: int) -> None:
+    """Runs kept whole beside the schedule: ids of their own, on the rented cards,
+    evaluating runs of the plan or held with them."""
+    held = list(held)
+    own = {r.id for r in held}
+    for i, run in enumerate(held):
+        if run.id in ids:
+            raise ValueError(f"@held[{i}].id: run id {run.id} is used twice")
+        ids.add(run.id)
+        if max(run.card) >= cards:
+            raise ValueError(f"@held[{i}].card: card {max(run.card)} of {cards} rented "
+                             "(cards are counted from 0)")
+        if run.depends_on and run.depends_on not in ids | own:
+            raise ValueError(f"@held[{i}].depends_on: {run.depends_on} is not a run of "
+                             "this plan")
+
+
 def value_problem(data: Any, where: str = "") -> tuple[str, str] | None:
     """The first value in an edited plan no model should meet: a number that is not finite
     or is far beyond any plan's, or text with a control character."""
@@ -106,7 +123,7 @@ def value_problem(data: Any, where: str = "") -> tuple[str, str] | None:
 def _text_problem(key: str, value: str) -> str | None:
     if "\0" in value:
         return "holds a NUL character"
-    script = key.startswith("runs[") and key.split(".", 1)[-1].startswith(_SCRIPT_FIELDS)
+    script = key.startswith(("runs[", "held[")) and key.split(".", 1)[-1].startswith(_SCRIPT_FIELDS)
     if not script and _CONTROL.search(value):
         return "holds a control character (a line break, a tab or an escape)"
     return None
