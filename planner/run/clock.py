@@ -4,6 +4,8 @@ re-timed by them, and the capacity the rest of the window still has."""
 from __future__ import annotations
 
 import math
+import os
+from pathlib import Path
 from typing import Any
 
 from planner.planning.plan import Plan, Run
@@ -14,14 +16,24 @@ from planner.run.observe import (
     observed_span,
     rates,
     remaining_h,
+    resume_step,
+    resumed_h,
     retimed_h,
     startup_s,
 )
 
 
+def resumes_from(run: Run, rec: RunRecord, workdir: Path | None) -> int:
+    """The step an interrupted run resumes from at least (0: from the start)."""
+    if not rec.attempts or workdir is None or not os.path.lexists(workdir / run.resume):
+        return 0
+    return resume_step(run, rec)
+
+
 def hours_left(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], now: float,
-               observed: dict[str, Rate]) -> dict[str, float]:
-    """Hours each run not done yet still needs at the observed step times."""
+               observed: dict[str, Rate], workdir: Path | None = None) -> dict[str, float]:
+    """Hours each run not done yet still needs at the observed step times; an interrupted
+    run only its steps after the checkpoint it resumes from."""
     startup = startup_s(plan)
     out = {}
     for run in plan.runs:
@@ -29,12 +41,12 @@ def hours_left(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], n
         if groups[run.id] == "running":
             out[run.id] = remaining_h(run, recs[run.id], now, rate, startup)
         elif groups[run.id] == "pending":
-            out[run.id] = retimed_h(run, rate)
+            out[run.id] = resumed_h(run, rate, resumes_from(run, recs[run.id], workdir))
     return out
 
 
 def run_fields(run: Run, rec: RunRecord, group: str, now: float, rate: Rate | None,
-               startup: float) -> dict[str, Any]:
+               startup: float, workdir: Path | None = None) -> dict[str, Any]:
     """Per run: its planned and observed seconds per step and how far it is."""
     t, steps = observed_span(run, rec, startup) if run.kind == "train" else (0.0, 0)
     step, how = (current_step(run, rec, now, rate, startup) if group == "running"
@@ -43,6 +55,8 @@ def run_fields(run: Run, rec: RunRecord, group: str, now: float, rate: Rate | No
         "planned_s_per_step": rate.planned_seconds_per_step if rate else None,
         "observed_s_per_step": round(t / steps, 6) if steps else None,
         "step": step, "steps": run.steps, "progress": how or None,
+        "resumes_from_step": (resumes_from(run, rec, workdir) or None) if group == "pending"
+        else None,
     }
 
 
@@ -62,13 +76,14 @@ def capacity_left(plan: Plan, left: dict[str, float], n_cards: int, now_h: float
 
 
 def extend(s: dict[str, Any], plan: Plan, recs: dict[str, RunRecord],
-           groups: dict[str, str], now: float, observed: dict[str, Rate]) -> None:
+           groups: dict[str, str], now: float, observed: dict[str, Rate],
+           workdir: Path | None = None) -> None:
     """Add the observed figures to a status summary (`planner.run.status.summarize`)."""
     startup = startup_s(plan)
     for row, run in zip(s["runs"], plan.runs, strict=True):
         row.update(run_fields(run, recs[run.id], groups[run.id], now,
-                              observed.get(run.variant), startup))
-    left = hours_left(plan, recs, groups, now, observed)
+                              observed.get(run.variant), startup, workdir))
+    left = hours_left(plan, recs, groups, now, observed, workdir)
     s["observed"] = {k: v.as_json() for k, v in observed.items()}
     s["at_risk"] = list(s["no_longer_fit"])
     s["capacity_left"] = capacity_left(plan, left, s["cards"], s["now_h"], observed)

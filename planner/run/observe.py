@@ -125,6 +125,40 @@ def retimed_h(run: Run, rate: Rate | None) -> float:
     return max(planned + extra, 0.0)
 
 
+RESUME_HOW = "reported before its latest checkpoint"
+"""How the step an interrupted run resumes from is known (a lower bound)."""
+
+
+def resume_step(run: Run, rec: RunRecord) -> int:
+    """A step the run's latest checkpoint holds at least: the newest step it reported in
+    the attempt that wrote that checkpoint, no later than the checkpoint was written (the
+    run was at least there then). 0 when nothing says so, or an attempt since started
+    afresh. Only a conservative bound: the checkpoint may hold more."""
+    if run.kind != "train" or not run.steps:
+        return 0
+    ck: dict[str, Any] | None = None
+    afresh = False
+    for e in rec.trace:
+        if e["ev"] == "checkpointed" and isinstance(e.get("mtime"), int | float):
+            ck, afresh = e, False
+        elif e["ev"] == "started" and ck is not None and not e.get("resume"):
+            afresh = True
+    if ck is None or afresh:
+        return 0
+    steps = [e["step"] for e in rec.trace if e["ev"] == "progress"
+             and e.get("attempt") == ck.get("attempt") and e["t"] <= ck["mtime"]]
+    return min(max(steps, default=0), run.steps)
+
+
+def resumed_h(run: Run, rate: Rate | None, from_step: int) -> float:
+    """Hours a run resuming from `from_step` needs: its whole re-timed duration (startup
+    included) less the steps its checkpoint already holds."""
+    full = retimed_h(run, rate)
+    if rate is None or from_step <= 0:
+        return full
+    return max(full - from_step * rate.seconds_per_step / 3600, 0.0)
+
+
 def current_step(run: Run, rec: RunRecord, now: float, rate: Rate | None,
                  startup: float) -> tuple[int, str]:
     """(step, how it is known) of a running run: `reported` from its progress file, else

@@ -3,6 +3,7 @@ what is left packed into the rest of the window (`planner.planning.replan`)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,10 +12,12 @@ from planner.planning.plan import NotFitting, Plan, Run, TableRow, plan_id
 from planner.planning.replan import Left, pack_rest
 from planner.run.journal import History, RunRecord, Workspace
 from planner.run.observe import (
+    RESUME_HOW,
     Rate,
     rates,
     remaining_h,
-    retimed_h,
+    resume_step,
+    resumed_h,
     startup_s,
     with_done_records,
 )
@@ -36,6 +39,8 @@ class Replan:
     added: list[str] = field(default_factory=list)
     observed: dict[str, Rate] = field(default_factory=dict)
     projected_end_h: float = 0.0
+    resuming: dict[str, int] = field(default_factory=dict)
+    """Interrupted runs re-timed from the step their checkpoint holds at least."""
 
     def as_json(self) -> dict[str, Any]:
         """What `replan --json` prints."""
@@ -44,7 +49,9 @@ class Replan:
                 "running": self.running, "remaining": self.remaining,
                 "dropped": [d.model_dump() for d in self.dropped], "added": self.added,
                 "observed": {k: v.as_json() for k, v in self.observed.items()},
-                "projected_end_h": round(self.projected_end_h, 6)}
+                "projected_end_h": round(self.projected_end_h, 6),
+                "resuming": {k: {"from_step": n, "how": RESUME_HOW}
+                             for k, n in self.resuming.items()}}
 
 
 def records(plan: Plan, hist: History) -> dict[str, RunRecord]:
@@ -118,8 +125,14 @@ def replan(plan: Plan, hist: History, ws: Workspace, now: float) -> Replan:
     left_runs = []
     for r in candidates:
         parent = r.depends_on
+        rec = recs[r.id]
+        # An interrupted run resumes from its checkpoint: only the steps after it are left.
+        step = (resume_step(r, rec) if rec.attempts
+                and os.path.lexists(ws.workdir / r.resume) else 0)
+        if step:
+            out.resuming[r.id] = step
         left_runs.append(Left(
-            retimed_h(r, observed.get(r.variant)), len(r.card),
+            resumed_h(r, observed.get(r.variant), step), len(r.card),
             r.seed if r.kind == "train" and r.seed is not None else -1,
             index.get(parent, -1), ends.get(parent, 0.0)))
     blocked = {r.id for r in candidates

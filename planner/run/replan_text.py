@@ -25,6 +25,9 @@ def render(r: Replan, written: Path, workdir: Path) -> str:
                      f"{f', {rate.runs} run(s)' if rate.runs else ''})")
     lines.append(f"Projected last run ends at hour {r.projected_end_h:.3f}; runs must end by "
                  f"hour {c.usable_until_h:g}")
+    for rid, step in r.resuming.items():
+        lines.append(f"Resumes   {rid} from step {step} at least (the step it reported "
+                     "before its latest checkpoint)")
     for d in r.dropped:
         lines.append(f"No longer fits  {d.id}: {d.reason}")
     if r.added:

@@ -140,7 +140,7 @@ def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
     n_cards = len(hist.cards) or plan.campaign.cards
     observed = rates(plan, recs)
     proj = project(plan, recs, groups, now_h, n_cards, None if origin is not None else 1.0,
-                   origin, hours_left(plan, recs, groups, now, observed)
+                   origin, hours_left(plan, recs, groups, now, observed, ws.workdir)
                    if origin is not None else None)
     c = plan.campaign
     runs = []
@@ -174,7 +174,7 @@ def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
         "no_longer_fit": [r["id"] for r in runs if not r["fits"]],
         "cards": n_cards, "runs": runs,
     }
-    extend(s, plan, recs, groups, now, observed)
+    extend(s, plan, recs, groups, now, observed, ws.workdir)
     return s
 
 
@@ -199,6 +199,8 @@ def pace_cell(r: dict[str, Any]) -> str:
     parts = []
     if r.get("state") == "running" and r.get("progress"):
         parts.append(f"step {r['step']}/{r['steps']} ({r['progress']})")
+    if r.get("resumes_from_step"):
+        parts.append(f"resumes from step {r['resumes_from_step']}/{r['steps']} at least")
     if r.get("observed_s_per_step") is not None and r.get("planned_s_per_step"):
         parts.append(f"{r['observed_s_per_step']:.3g} s/step, planned "
                      f"{r['planned_s_per_step']:.3g}")
