@@ -75,3 +75,38 @@ async def test_replan_key_shows_the_difference_and_writes(tmp_path: Path) -> Non
 def test_cli_opens_it(tmp_path: Path) -> None:
     r = h.cli("--plan", str(tmp_path / "none.toml"))
     assert r.returncode == 2 and "none.toml" in r.stderr and "Traceback" not in r.stderr
+
+
+
+LARGE = (120, 36)
+
+
+def busy_campaign(tmp_path: Path) -> tuple[Path, Any]:
+    """Three cards, seeds 0-3 in a 12 s window; the slow variant runs at twice its step
+    time, so by second 7 the last runs no longer fit."""
+    plan_path = h.make_plan(tmp_path / "w", preset(cards=3, seeds=(0, 1, 2, 3),
+                                                   window_s=12.0, command=COMMAND))
+    plan = read_plan(plan_path)
+    j = JournalWriter(plan, plan_path.parent)
+    free = [0.0] * plan.campaign.cards
+    for run in plan.runs:  # each card's runs in plan order, as the executor starts them
+        card = run.card[0]
+        start = max(run.start_h * 3600, free[card])
+        if start >= 7.0:
+            continue
+        step_s = 0.6 if run.variant == "slow" else 0.3
+        reached = int((7.0 - start) / step_s)
+        alive = reached < run.steps
+        end = j.run(run.id, start, step_s, card=card, alive=alive,
+                    until=reached if alive else None)
+        free[card] = float("inf") if alive else end  # a card runs one run at a time
+    return plan_path, plan
+
+
+def test_progress_large(snap_compare: Any, tmp_path: Path) -> None:
+    """120×36: three cards, done, running and planned runs, the now line, the window's
+    end, runs at risk and the observed step times."""
+    plan_path, plan = busy_campaign(tmp_path)
+    a = ProgressApp(plan, plan_path, Workspace(plan_path.parent), clock=lambda: T0 + 7.0,
+                    refresh_s=3600)
+    assert snap_compare(a, terminal_size=LARGE)
