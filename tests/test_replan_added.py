@@ -76,3 +76,19 @@ def test_faster_runs_add_the_left_out_seed_set(tmp_path: Path) -> None:
     assert [exports[rid]["steps"] for rid in added] == [10, 10]
     started = [e["run"] for e in h.journal(path.parent) if e["ev"] == "started"]
     assert started[-2:] == added and len(started) == len(plan.runs) + 2
+
+
+def test_left_out_runs_that_still_do_not_fit_stay_held(tmp_path: Path) -> None:
+    path = _four_seeds(tmp_path)
+    plan = read_plan(path)
+    j = JournalWriter(plan, path.parent)
+    t = j.run(plan.runs[0].id, 0.0, 0.3)  # on plan: no room for the fourth seed set
+    at = datetime.fromtimestamp(T0 + t, UTC).isoformat()
+    r = h.cli("replan", str(path), "--at", at, "--json", "--out", str(tmp_path / "r"))
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["added"] == [] and out["dropped"] == []  # never in the schedule: not dropped
+    rev = read_plan(tmp_path / "r" / "plan.toml")
+    assert [x.id for x in rev.held] == [x.id for x in plan.held]
+    assert rev.not_fitting == plan.not_fitting  # with the planner's own reasons
+    assert out["room_left"]["card_hours"] >= 0

@@ -10,6 +10,7 @@ from typing import Any
 from planner.errors import InputError
 from planner.planning.plan import NotFitting, Plan, Run, TableRow, plan_id
 from planner.planning.replan import Left, pack_rest
+from planner.run.clock import capacity_left
 from planner.run.journal import History, RunRecord, Workspace
 from planner.run.observe import (
     RESUME_HOW,
@@ -41,6 +42,9 @@ class Replan:
     projected_end_h: float = 0.0
     resuming: dict[str, int] = field(default_factory=dict)
     """Interrupted runs re-timed from the step their checkpoint holds at least."""
+    room_left: dict[str, Any] = field(default_factory=dict)
+    """Card-hours the window holds beyond the revision, and how many more seed sets that
+    is by card-hours alone (`planner.run.clock.capacity_left`)."""
 
     def as_json(self) -> dict[str, Any]:
         """What `replan --json` prints."""
@@ -51,7 +55,8 @@ class Replan:
                 "observed": {k: v.as_json() for k, v in self.observed.items()},
                 "projected_end_h": round(self.projected_end_h, 6),
                 "resuming": {k: {"from_step": n, "how": RESUME_HOW}
-                             for k, n in self.resuming.items()}}
+                             for k, n in self.resuming.items()},
+                "room_left": self.room_left}
 
 
 def records(plan: Plan, hist: History) -> dict[str, RunRecord]:
@@ -141,11 +146,15 @@ def replan(plan: Plan, hist: History, ws: Workspace, now: float) -> Replan:
     placed = pack_rest(left_runs, busy, max(horizon, 0.0))
     fresh: list[tuple[float, int, Run]] = []
     dropped: list[Run] = []
+    still_held: list[Run] = []
     for i, (r, p) in enumerate(zip(candidates, placed, strict=True)):
-        if p is None or r.id in blocked:
+        if (p is None or r.id in blocked) and r.id in held_ids:
+            still_held.append(r)  # left out before, and still: its reason stands
+        elif p is None or r.id in blocked:
             dropped.append(r)
             out.dropped.append(NotFitting(id=r.id, reason=_why(r, recs, observed, c.usable_until_h,
                                                               r.id in blocked)))
+        if p is None or r.id in blocked:
             continue
         fresh.append((p.start, i, r.model_copy(update={
             "card": list(p.cards), "start_h": start_at + p.start, "end_h": start_at + p.end})))
@@ -158,10 +167,13 @@ def replan(plan: Plan, hist: History, ws: Workspace, now: float) -> Replan:
     not_fitting = [nf for nf in plan.not_fitting
                    if nf.id not in placed_ids and nf.id not in {d.id for d in out.dropped}]
     out.plan = plan.model_copy(update={
-        "runs": runs, "held": dropped, "not_fitting": [*not_fitting, *out.dropped],
+        "runs": runs, "held": [*dropped, *still_held],
+        "not_fitting": [*not_fitting, *out.dropped],
         "revision": plan.revision + 1, "parent": plan_id(plan),
         "decisions": [*plan.decisions, _decision(out, observed)],
         "summary": _summary(plan, runs, placed_ids)})
+    left = {r.id: r.end_h - max(r.start_h, now_h) for r in running + [r for _, _, r in fresh]}
+    out.room_left = capacity_left(out.plan, left, n, now_h, observed)
     return out
 
 

@@ -32,6 +32,12 @@ def render(r: Replan, written: Path, workdir: Path) -> str:
         lines.append(f"No longer fits  {d.id}: {d.reason}")
     if r.added:
         lines.append(f"Now fits too    {_ids(r.added)}")
+    room = r.room_left
+    if room:
+        more = room.get("seed_sets_more_at_most")
+        lines.append(f"Room left {room['card_hours']:.4g} card-hours after this revision"
+                     + (f" (at most {more} more seed set{'s' if more != 1 else ''} by "
+                        "card-hours)" if more is not None else ""))
     lines += [f"Wrote {written} (order.toml unchanged)",
               f"Run it with: campaign-planner run {written} --workdir {workdir}"]
     return "\n".join(lines)
