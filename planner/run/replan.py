@@ -172,8 +172,8 @@ def replan(plan: Plan, hist: History, ws: Workspace, now: float) -> Replan:
         "revision": plan.revision + 1, "parent": plan_id(plan),
         "decisions": [*plan.decisions, _decision(out, observed)],
         "summary": _summary(plan, runs, placed_ids)})
-    left = {r.id: r.end_h - max(r.start_h, now_h) for r in running + [r for _, _, r in fresh]}
-    out.room_left = capacity_left(out.plan, left, n, now_h, observed)
+    hours = {r.id: r.end_h - max(r.start_h, now_h) for r in running + [r for _, _, r in fresh]}
+    out.room_left = capacity_left(out.plan, hours, n, now_h, observed)
     return out
 
 
