@@ -9,8 +9,9 @@ from dataclasses import dataclass
 
 from planner.planning.plan import Plan
 from planner.run.journal import History, Workspace
-from planner.run.observe import Rate, rates
+from planner.run.observe import Rate, rates, with_done_records
 from planner.run.replan import replan
+from planner.run.slurm_trace import with_traces
 from planner.run.status import current, group
 
 DONE, RUNNING, PLANNED, NOW = "█", "▓", "░", "│"
@@ -48,7 +49,8 @@ def view(plan: Plan, hist: History, ws: Workspace, now: float | None = None) -> 
     left placed as a replan now would place it (on the cards running runs hold, after
     them)."""
     now = time.time() if now is None else now
-    recs = current(plan, hist)
+    hist = with_traces(plan, hist, ws.workdir, until=now)  # SLURM tasks keep no journal
+    recs = with_done_records(plan.runs, current(plan, hist), ws.workdir)
     groups = {r.id: group(r, recs[r.id], recs) for r in plan.runs}
     counts = {k: list(groups.values()).count(k) for k in ("done", "running", "pending",
                                                           "failed")}

@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 
+from planner.run.journal import History, Workspace
 from planner.run.slurm_trace import read_trace, trace_path
+from screens.progress_view import view
 from tests.replan_support import preset
 from tests.run_fixtures import harness as h
 
@@ -67,6 +69,9 @@ def test_slurm_rates_come_out_as_the_executors(tmp_path: Path) -> None:
         assert a["source"] == b["source"] == "observed" and a["runs"] == b["runs"] == 1
         assert a["ratio"] == pytest.approx(want, rel=0.2)
         assert a["ratio"] == pytest.approx(b["ratio"], rel=0.2)
+    # The Progress screen draws them as done.
+    v = view(plan, History(), Workspace(plan_path.parent))
+    assert v.counts["done"] == len(plan.runs) and {b.state for b in v.bars} == {"done"}
     # replan reads the same records: no session is needed.
     rev = _json("replan", str(plan_path), "--out", str(tmp_path / "rev"))
     assert rev["revision"] == 1 and sorted(rev["finished"]) == sorted(r.id for r in plan.runs)
