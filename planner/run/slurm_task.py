@@ -243,6 +243,8 @@ run_locked() {
     # In a session of its own, the run gets only the TERM this script forwards, never the
     # batch shell's USR1 warning, and none of its processes can slip out of the stop.
     TA=$((TA + 1))
+    # An earlier attempt's step no longer speaks for this one (`run` removes it too).
+    rm -f -- "$CAMPAIGN_PROGRESS"
     trace_add "$(printf '{"t":%s,"ev":"started","attempt":%s,"run":"%s","cards":[],%s' \
       "$(now)" "$TA" "$RUN_ID" "$(printf '"fingerprint":"%s","resume":"%s","by":"slurm job %s"}' \
       "$FP" "${CAMPAIGN_RESUME:+checkpoint}" "$JOB")")"
