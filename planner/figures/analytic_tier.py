@@ -171,20 +171,25 @@ def _embedding_on(preset: Preset, key: str, catalog: Catalog, estimate: Estimate
     d0 = chip_fit(cal.chip, eff.fit)[1].width_scale
     catalog.get(key, field="--cards")
     seq = min(e.lengths.max, e.truncation_tokens)
-    batch = max(1, e.grouped_budget // seq) if e.batching == "length-grouped" else e.batch_size
+    # A length-grouped batch holds at most batch_size texts under the token budget.
+    batch = (max(1, min(e.batch_size, e.grouped_budget // seq))
+             if e.batching == "length-grouped" else e.batch_size)
     if spec is not None and spec.reference is not None:
         s, _ = resolve_reference(spec.model_copy(update={"seq_len": seq}), {})
         flops = reference_flops(s, batch, training=False) / (batch * seq)
         width, what = float(s["d_model"]), "the measurement section's reference encoder"
+        layers = int(s["layers"])
     elif e.model in cal.shapes:
         flops = per_token_flops(cal.shapes[e.model], seq)
         width, what = float(cal.shapes[e.model].d_model), f"the shape of {e.model}"
+        layers = cal.shapes[e.model].layers
     else:
         raise InputError(f"the analytic tier needs the encoder's sizes: give [embedding."
                          f"measure] with reference = \"encoder\" (no shape is known for "
                          f"{e.model!r})", field="embedding.measure")
     dtype = spec.dtype if spec is not None else "bf16"
-    typical, low, high, note = tokens_per_s(flops, width, key, catalog, dtype, cal, d0)
+    typical, low, high, note = tokens_per_s(flops, width, key, catalog, dtype, cal, d0,
+                                            layers, float(batch * seq))
     fig = Figure(value=low if estimate == "cautious" else typical, source="analytic",
                  card=key, low=low, high=high,
                  note=f"{batch} × {seq} tokens per batch, computed on {what}; {note}; "

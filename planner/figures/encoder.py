@@ -47,6 +47,65 @@ class ServerRow(Strict):
     """Why it is left out, or what it ran."""
 
 
+class LaunchRow(Strict):
+    """One encoder's published queries and passages per second (the launch term's fit)."""
+
+    model: str
+    """The encoder as published."""
+    shape: EncoderShape
+    """Its shape."""
+    queries_per_s: float = Field(gt=0)
+    """Short queries encoded per second."""
+    docs_per_s: float = Field(gt=0)
+    """Passages encoded per second."""
+    held_out: bool = False
+    """Kept out of the fit, to check it."""
+
+
+class SentenceRow(Strict):
+    """One encoder's published sentences per second (lengths not published)."""
+
+    model: str
+    """The encoder as published."""
+    shape: EncoderShape
+    """Its shape."""
+    sentences_per_s: float = Field(gt=0)
+    """Sentences encoded per second."""
+
+
+class SentenceTable(Strict):
+    """Published sentences per second of several encoders on one device (held out)."""
+
+    source: str
+    """Key of the source (in `sources`)."""
+    rows: list[SentenceRow] = Field(min_length=2)
+    """Every encoder published."""
+
+
+class Launch(Strict):
+    """The fixed time every layer of an eager forward costs per batch, whatever its width,
+    fitted on published encoding speeds of encoders of several widths and depths."""
+
+    source: str
+    """Key of the source (in `sources`)."""
+    device: str
+    """The published device and stack."""
+    batch: int = Field(ge=1)
+    """Sentences per batch in the published runs."""
+    query_tokens: float = Field(gt=0)
+    """Padded tokens of a query (assumed where not published: see `lengths_note`)."""
+    passage_tokens: float = Field(gt=0)
+    """Padded tokens of a passage."""
+    lengths_note: str
+    """Where the lengths come from."""
+    per_layer_s: float = Field(ge=0)
+    """The fitted time per layer per batch, seconds."""
+    rows: list[LaunchRow] = Field(min_length=2)
+    """Every published encoder, fitted or held out."""
+    sentences: SentenceTable | None = None
+    """A held-out table of sentences per second."""
+
+
 class EncoderCalibration(Strict):
     """The published encoder serving benchmark and the share of the peak it implies."""
 
@@ -72,6 +131,8 @@ class EncoderCalibration(Strict):
     """Every server published."""
     shapes: dict[str, EncoderShape] = {}
     """Shapes of encoders a preset may name (`embedding.model`), for the analytic tier."""
+    launch: Launch | None = None
+    """The per-layer, per-batch launch term (none: compute alone)."""
 
 
 def per_token_flops(shape: EncoderShape, seq: float) -> float:
@@ -106,11 +167,21 @@ def width_factor(d_model: float, cal: EncoderCalibration, width_scale: float) ->
     return g(d_model) / g(cal.shape.d_model)
 
 
+def launch_s_per_token(layers: int, batch_tokens: float, cal: EncoderCalibration) -> float:
+    """Seconds per padded token the per-layer launch term adds to a batch of
+    `batch_tokens` padded tokens through `layers` layers."""
+    if cal.launch is None or layers <= 0 or batch_tokens <= 0:
+        return 0.0
+    return layers * cal.launch.per_layer_s / batch_tokens
+
+
 def tokens_per_s(flops_per_token: float, d_model: float, dst_key: str, catalog: Catalog,
-                 dtype: Dtype, cal: EncoderCalibration, width_scale: float
+                 dtype: Dtype, cal: EncoderCalibration, width_scale: float,
+                 layers: int = 0, batch_tokens: float = 0.0
                  ) -> tuple[float, float, float, str]:
     """(typical, low, high, note): padded tokens per second of one card `dst_key` for an
-    encoder of width `d_model` (`width_scale`: see `width_factor`)."""
+    encoder of width `d_model` (`width_scale`: see `width_factor`) and `layers` layers,
+    run in batches of `batch_tokens` padded tokens (0: the launch term left out)."""
     lam = load_calibration()
     dst, ref = catalog.get(dst_key), catalog.get(lam.reference_card)
     rate: Dtype = "bf16" if dtype == "fp8" else dtype
@@ -125,9 +196,22 @@ def tokens_per_s(flops_per_token: float, d_model: float, dst_key: str, catalog: 
     proxy = {"AD102": "rtx6000ada"}.get(cal.chip, lam.reference_card)
     s_lo, s_hi = spread(proxy, dst_key, lam)
     at = "" if width == 1.0 else f", × {width:.2f} for width {d_model:.0f}"
+    extra = launch_s_per_token(layers, batch_tokens, cal)
+
+    def with_launch(rate: float) -> float:
+        return 1.0 / (1.0 / rate + extra)
+
+    launched = with_launch(typical)
+    tail = ""
+    if extra > 0 and cal.launch is not None:
+        tail = (f"; plus {cal.launch.per_layer_s * 1e6:.0f} µs per layer per batch of kernel "
+                f"launches ({cal.launch.source}, {cal.launch.device}): "
+                f"{1 - launched / typical:.0%} of the time at {batch_tokens:.0f} tokens per "
+                f"batch")
     note = (f"{flops_per_token:.3g} FLOPs per padded token: {share:.0%} of the dense peak on "
             f"the {cal.device} as published for {cal.model} ({cal.source}; fp16, dynamic "
             f"batching, an HTTP server in the loop){at}, moved to {dst_key} by the calibrated "
             f"cross-card rule (×{moved:.2f}): {typical * flops_per_token / (peak * 1e12):.0%} "
-            f"of its dense peak")
-    return typical, typical * lo * s_lo, typical * hi * s_hi, note
+            f"of its dense peak{tail}")
+    return (launched, with_launch(typical * lo * s_lo), with_launch(typical * hi * s_hi),
+            note)
