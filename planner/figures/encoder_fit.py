@@ -65,9 +65,11 @@ def _golden(f: Callable[[float], float], lo: float, hi: float, steps: int = 60) 
     return (a + b) / 2
 
 
-def fit_launch(launch: Launch, width_scale: float) -> LaunchFit:
+def fit_launch(launch: Launch, width_scale: float, per_layer_s: float | None = None
+               ) -> LaunchFit:
     """Least squares on log sentences per second over the rows not held out: the launch
-    time per layer per batch and the device's level (profiled out for each launch time)."""
+    time per layer per batch and the device's level (profiled out for each launch time);
+    `per_layer_s` fixes the launch time (0: compute alone) and fits the level only."""
     points = _points(launch, held_out=False)
 
     def sse(level_log: float, c: float) -> float:
@@ -76,7 +78,8 @@ def fit_launch(launch: Launch, width_scale: float) -> LaunchFit:
     def best_level(c: float) -> float:
         return _golden(lambda x: sse(x, c), 10.0, 15.0)
 
-    c = _golden(lambda c: sse(best_level(c), c), 0.0, 2e-3)
+    c = (_golden(lambda c: sse(best_level(c), c), 0.0, 2e-3) if per_layer_s is None
+         else per_layer_s)
     level = 10 ** best_level(c)
     return LaunchFit(c, level, _residuals(launch, points, level, c, width_scale))
 

@@ -102,8 +102,14 @@ class Embedding(Strict):
     token_budget: int | None = Field(default=None, ge=1, le=bounds.TOKEN_BUDGET)
     """Padded tokens per batch when grouped by length (padded length × batch ≤ budget);
     without it the planner derives one for the card (see `planner.corpus.budget`)."""
-    throughput_tokens_per_s: Figure
-    """Padded tokens per second on one card, with provenance."""
+    # Left out of a dump while absent (a TOML file has no null).
+    throughput_tokens_per_s: Figure | None = Field(default=None,
+                                                   exclude_if=lambda v: v is None)
+    """Padded tokens per second on one card, with provenance. Leave it out to plan on the
+    `analytic` estimate: the encoder's FLOPs per padded token (its shape is known for the
+    common encoders, else give `[embedding.measure]` with `reference = "encoder"`) at the
+    share of the card's peak that published encoder servers reach, with a range and the
+    published conditions (fp16, dynamic batching) in the plan."""
     versions: int = Field(default=1, ge=1, le=bounds.VERSIONS)
     """Representation versions wanted: full passes over the corpus, each with its settings fixed."""
     shard_documents: int = Field(default=50_000, ge=1, le=bounds.DOCUMENTS)
