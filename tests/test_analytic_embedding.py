@@ -6,6 +6,7 @@ on the analytic estimate, labelled with its range and the published conditions."
 from __future__ import annotations
 
 import json
+import math
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,10 @@ def test_the_launch_term_is_the_fit_of_its_published_rows_and_holds_on_held_out_
     assert launch.sentences.source in keys
     fit = fit_launch(launch, d0)
     assert fit.per_layer_s == pytest.approx(launch.per_layer_s, rel=0.01)
+    assert fit.level_flops / 1e12 == pytest.approx(launch.level_tflops, rel=0.01)
+    worst = (math.exp(min(fit.residuals)), math.exp(max(fit.residuals)))
+    assert launch.band_low == pytest.approx(min(worst[0], 1 / 1.15), rel=1e-3)
+    assert launch.band_high == pytest.approx(max(worst[1], 1.15), rel=1e-3)
     assert max(abs(e) for e in fit.residuals) < 0.15
     held = held_out_errors(launch, fit, d0)
     assert held and all(abs(err) <= 0.25 for _, err in held), held
@@ -117,3 +122,33 @@ def test_a_preset_without_throughput_exports_compares_and_the_schema_says_so(
     field = schema["$defs"]["Embedding"]["properties"]["throughput_tokens_per_s"]
     assert "analytic" in field["description"] and field["default"] is None
     assert "throughput_tokens_per_s" not in schema["$defs"]["Embedding"].get("required", [])
+
+
+@pytest.mark.parametrize(("command", "measure", "dtype"), [
+    ("campaign-planner embed {plan} --version {version} --part {part}/{parts}", None, "fp32"),
+    ("campaign-planner embed {plan} --dtype bf16 --part {part}/{parts}", None, "bf16"),
+    ("campaign-planner embed {plan} --dtype=fp16 --part {part}/{parts}", "fp32", "fp16"),
+    ("my-server --part {part}/{parts}", None, "bf16"),
+    ("my-server --part {part}/{parts}", "fp32", "fp32"),
+])
+def test_the_run_computes_in_the_precision_its_command_gives(command: str, measure: str | None,
+                                                              dtype: str) -> None:
+    from planner.spec.embedding import Embedding
+
+    data = shipped("embedding-7d")["embedding"]
+    data["command"] = command
+    if measure is not None:
+        data["measure"] = {"reference": "encoder", "dtype": measure}
+    assert Embedding.model_validate(data).run_dtype == dtype
+
+
+def test_an_fp32_run_is_estimated_from_the_fp32_speeds_and_is_slower() -> None:
+    half = plan_dict(_no_throughput())
+    data = _no_throughput()
+    data["embedding"]["command"] = data["embedding"]["command"].replace(" --dtype fp16", "")
+    full = plan_dict(data)
+    h, f = half.assumptions.throughput_tokens_per_s, full.assumptions.throughput_tokens_per_s
+    assert h is not None and f is not None and f.source == "analytic"
+    assert "in fp32" in f.note and "sentence-transformers" in f.note and "in fp16" in h.note
+    # bge-large at 512 tokens: an A6000's fp32 peak is a quarter of its fp16 one.
+    assert f.value < h.value / 2

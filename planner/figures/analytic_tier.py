@@ -187,7 +187,7 @@ def _embedding_on(preset: Preset, key: str, catalog: Catalog, estimate: Estimate
         raise InputError(f"the analytic tier needs the encoder's sizes: give [embedding."
                          f"measure] with reference = \"encoder\" (no shape is known for "
                          f"{e.model!r})", field="embedding.measure")
-    dtype = spec.dtype if spec is not None else "bf16"
+    dtype = e.run_dtype
     typical, low, high, note = tokens_per_s(flops, width, key, catalog, dtype, cal, d0,
                                             layers, float(batch * seq))
     fig = Figure(value=low if estimate == "cautious" else typical, source="analytic",

@@ -18,9 +18,9 @@ import math
 
 from pydantic import Field
 
-from planner.figures.calibration import load_calibration, spread, tau, tau_of
+from planner.figures.calibration import Calibration, load_calibration, spread, tau, tau_of
 from planner.spec.base import Strict
-from planner.spec.catalog import Catalog, Dtype
+from planner.spec.catalog import Card, Catalog, Dtype
 
 
 class EncoderShape(Strict):
@@ -100,6 +100,20 @@ class Launch(Strict):
     """Where the lengths come from."""
     per_layer_s: float = Field(ge=0)
     """The fitted time per layer per batch, seconds."""
+    level_tflops: float = Field(gt=0)
+    """The fitted fp32 rate of the device at full width (width factor 1), TFLOPS."""
+    band_low: float = Field(gt=0, le=1)
+    """Low multiplier of the fp32 estimate: the fit's worst residual, at least −15 %."""
+    band_high: float = Field(ge=1)
+    """High multiplier: the fit's worst residual the other way, at least +15 %."""
+    peak_tflops: float = Field(gt=0)
+    """The device's dense fp32 peak."""
+    bandwidth_gbps: float = Field(gt=0)
+    """Its memory bandwidth, GB/s."""
+    chip: str
+    """Its chip (for the cross-card rule's efficiency; unfitted chips take 1)."""
+    device_note: str = ""
+    """What is assumed of the device."""
     rows: list[LaunchRow] = Field(min_length=2)
     """Every published encoder, fitted or held out."""
     sentences: SentenceTable | None = None
@@ -175,43 +189,69 @@ def launch_s_per_token(layers: int, batch_tokens: float, cal: EncoderCalibration
     return layers * cal.launch.per_layer_s / batch_tokens
 
 
+def _half(cal: EncoderCalibration, d_model: float, width_scale: float, ref: Card,
+          dtype: Dtype, lam: Calibration) -> tuple[float, float, float, float, str]:
+    """(FLOP rate at width `d_model` on the published device, its low and high multipliers,
+    the device's τ, and in words) for a half-precision run: Infinity's servers."""
+    share, lo, hi = share_band(cal)
+    width = width_factor(d_model, cal, width_scale)
+    at = "" if width == 1.0 else f", × {width:.2f} for width {d_model:.0f}"
+    words = (f"{share:.0%} of the dense peak on the {cal.device} as published for {cal.model} "
+             f"({cal.source}; fp16, dynamic batching, an HTTP server in the loop){at}")
+    return (share * width * cal.peak_tflops * 1e12, lo, hi,
+            tau_of(cal.peak_tflops, cal.bandwidth_gbps, cal.chip, ref, dtype, lam), words)
+
+
+def _full(launch: Launch, d_model: float, width_scale: float, ref: Card,
+          lam: Calibration) -> tuple[float, float, float, float, str]:
+    """`_half` for an fp32 run: the level fitted on sentence-transformers' V100 speeds."""
+    g = d_model / (d_model + width_scale)
+    words = (f"{launch.level_tflops / launch.peak_tflops * g:.0%} of the fp32 peak on the "
+             f"{launch.device} as published ({launch.source}; fitted level "
+             f"{launch.level_tflops:.1f} TFLOPS × width factor {g:.2f})")
+    return (launch.level_tflops * g * 1e12, launch.band_low, launch.band_high,
+            tau_of(launch.peak_tflops, launch.bandwidth_gbps, launch.chip, ref, "fp32", lam),
+            words)
+
+
 def tokens_per_s(flops_per_token: float, d_model: float, dst_key: str, catalog: Catalog,
                  dtype: Dtype, cal: EncoderCalibration, width_scale: float,
                  layers: int = 0, batch_tokens: float = 0.0
                  ) -> tuple[float, float, float, str]:
     """(typical, low, high, note): padded tokens per second of one card `dst_key` for an
     encoder of width `d_model` (`width_scale`: see `width_factor`) and `layers` layers,
-    run in batches of `batch_tokens` padded tokens (0: the launch term left out)."""
+    run in batches of `batch_tokens` padded tokens (0: the launch term left out), in
+    `dtype`: fp32 from sentence-transformers' fp32 speeds, any other precision from the
+    fp16 serving benchmark."""
     lam = load_calibration()
     dst, ref = catalog.get(dst_key), catalog.get(lam.reference_card)
-    rate: Dtype = "bf16" if dtype == "fp8" else dtype
-    share, lo, hi = share_band(cal)
-    width = width_factor(d_model, cal, width_scale)
-    on_device = share * width * cal.peak_tflops * 1e12 / flops_per_token
-    moved = (tau_of(cal.peak_tflops, cal.bandwidth_gbps, cal.chip, ref, rate, lam)
-             / tau(dst, ref, rate, lam))
-    typical = on_device * moved
+    fp32 = dtype == "fp32" and cal.launch is not None
+    rate: Dtype = "fp32" if fp32 else ("bf16" if dtype == "fp8" else dtype)
+    if fp32:
+        assert cal.launch is not None
+        flops, lo, hi, src_tau, words = _full(cal.launch, d_model, width_scale, ref, lam)
+    else:
+        flops, lo, hi, src_tau, words = _half(cal, d_model, width_scale, ref, rate, lam)
+    moved = src_tau / tau(dst, ref, rate, lam)
+    typical = flops / flops_per_token * moved
     peak = dst.compute_tflops(rate)
-    # Lambda's per-model spread between the benchmarked generation's card and this one.
-    proxy = {"AD102": "rtx6000ada"}.get(cal.chip, lam.reference_card)
+    # Lambda's per-model spread between the benchmarked generation's card and this one;
+    # Lambda publishes no V100, so the fp32 path takes the widest spread of any card.
+    proxy = "v100" if fp32 else {"AD102": "rtx6000ada"}.get(cal.chip, lam.reference_card)
     s_lo, s_hi = spread(proxy, dst_key, lam)
-    at = "" if width == 1.0 else f", × {width:.2f} for width {d_model:.0f}"
     extra = launch_s_per_token(layers, batch_tokens, cal)
 
-    def with_launch(rate: float) -> float:
-        return 1.0 / (1.0 / rate + extra)
+    def with_launch(r: float) -> float:
+        return 1.0 / (1.0 / r + extra)
 
     launched = with_launch(typical)
     tail = ""
     if extra > 0 and cal.launch is not None:
         tail = (f"; plus {cal.launch.per_layer_s * 1e6:.0f} µs per layer per batch of kernel "
-                f"launches ({cal.launch.source}, {cal.launch.device}): "
-                f"{1 - launched / typical:.0%} of the time at {batch_tokens:.0f} tokens per "
-                f"batch")
-    note = (f"{flops_per_token:.3g} FLOPs per padded token: {share:.0%} of the dense peak on "
-            f"the {cal.device} as published for {cal.model} ({cal.source}; fp16, dynamic "
-            f"batching, an HTTP server in the loop){at}, moved to {dst_key} by the calibrated "
-            f"cross-card rule (×{moved:.2f}): {typical * flops_per_token / (peak * 1e12):.0%} "
-            f"of its dense peak{tail}")
+                f"launches ({cal.launch.source}): {1 - launched / typical:.0%} of the time at "
+                f"{batch_tokens:.0f} tokens per batch")
+    note = (f"{flops_per_token:.3g} FLOPs per padded token in {rate}: {words}, moved to "
+            f"{dst_key} by the calibrated cross-card rule (×{moved:.2f}): "
+            f"{typical * flops_per_token / (peak * 1e12):.0%} of its {rate} peak{tail}")
     return (launched, with_launch(typical * lo * s_lo), with_launch(typical * hi * s_hi),
             note)

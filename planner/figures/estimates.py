@@ -42,6 +42,9 @@ def on_card(preset: Preset, key: str) -> Preset:
 
 def dtype_of(preset: Preset) -> Dtype:
     """The precision the preset's figures were taken in (bf16 when it does not say)."""
+    if preset.embedding is not None:
+        # An embedding throughput holds for the precision the run computes in.
+        return preset.embedding.run_dtype
     spec = spec_of(preset)
     return spec.dtype if spec is not None else "bf16"
 

@@ -133,6 +133,23 @@ class Embedding(Strict):
         planner sets the card's own before planning: `planner.corpus.budget`)."""
         return self.token_budget or DEFAULT_TOKEN_BUDGET
 
+    @property
+    def run_dtype(self) -> Literal["fp32", "tf32", "bf16", "fp16"]:
+        """The precision a run computes in: the `--dtype` its command gives
+        `campaign-planner embed` (fp32 without one, that command's default); for any
+        other command, the measurement section's (bf16 without one)."""
+        words = self.command.replace("=", " ").split()
+        for i, w in enumerate(words[:-1]):
+            if w.endswith("campaign-planner") and words[i + 1] == "embed":
+                rest = words[i + 2:]
+                for j, flag in enumerate(rest[:-1]):
+                    if flag == "--dtype" and rest[j + 1] in ("fp32", "bf16", "fp16"):
+                        return rest[j + 1]  # type: ignore[return-value]
+                return "fp32"
+        if self.measure is not None and self.measure.dtype != "fp8":
+            return self.measure.dtype
+        return "bf16"
+
     @field_validator("differs_from_model")
     @classmethod
     def _reasons(cls, v: dict[str, str]) -> dict[str, str]:
