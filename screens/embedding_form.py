@@ -145,10 +145,10 @@ class EmbeddingForm(Vertical):
         for row in self.query(FieldRow):
             row.sync(values[row.path])
         kept = "; ".join(f"{k} ({why})" for k, why in e.differs_from_model.items())
+        tput = (e.throughput_tokens_per_s.label() if e.throughput_tokens_per_s
+                else "analytic (none given: estimated from the encoder)")
         self.query_one("#fixed", Static).update(
-            f"Lengths are {e.lengths.source}; throughput is "
-            f"{e.throughput_tokens_per_s.label() if e.throughput_tokens_per_s else
-               'analytic (none given: estimated from the encoder)'}. Model, tokenizer, "
+            f"Lengths are {e.lengths.source}; throughput is {tput}. Model, tokenizer, "
             "truncation, pooling, "
             "normalization, dimensions and prompt stay fixed across every version: changing "
             "one makes a new corpus."
