@@ -152,3 +152,15 @@ def test_an_fp32_run_is_estimated_from_the_fp32_speeds_and_is_slower() -> None:
     assert "in fp32" in f.note and "sentence-transformers" in f.note and "in fp16" in h.note
     # bge-large at 512 tokens: an A6000's fp32 peak is a quarter of its fp16 one.
     assert f.value < h.value / 2
+
+
+def test_the_fit_screen_gives_the_analytic_throughput_with_its_range_and_source() -> None:
+    from screens.fit import provenance
+
+    plan = plan_dict(_no_throughput())
+    t = plan.assumptions.throughput_tokens_per_s
+    assert t is not None and t.low is not None and t.high is not None
+    text = provenance(plan)
+    assert (f"throughput {t.value:,.0f} tokens/s per card ({t.low:,.0f}–{t.high:,.0f}): "
+            "analytic") in text
+    assert "fp16, dynamic batching" in text
