@@ -137,9 +137,9 @@ def figures_on(preset: Preset, catalog: Catalog, estimate: Estimate = DEFAULT_ES
     assert e is not None
     if e.throughput_tokens_per_s is None:
         # No figure given: the analytic estimate on the campaign's card.
-        from planner.figures.analytic_tier import analytic_on
+        from planner.figures.encoder_tier import embedding_analytic
 
-        return analytic_on(preset, key, catalog, estimate)
+        return embedding_analytic(preset, key, catalog, estimate)
     fig = throughput_on(e.throughput_tokens_per_s, key, catalog, dtype, estimate)
     return preset.model_copy(update={"embedding": e.model_copy(
         update={"throughput_tokens_per_s": fig})})
