@@ -164,3 +164,28 @@ def test_the_fit_screen_gives_the_analytic_throughput_with_its_range_and_source(
     assert (f"throughput {t.value:,.0f} tokens/s per card ({t.low:,.0f}–{t.high:,.0f}): "
             "analytic") in text
     assert "fp16, dynamic batching" in text
+
+
+def test_a_measurement_in_another_precision_than_the_runs_is_flagged() -> None:
+    pytest.importorskip("torch")
+    from planner.campaign import plan_campaign
+    from planner.measure import measure_preset
+    from planner.spec.catalog import load_catalog
+    from planner.spec.loading import parse_preset
+    from tests.conftest import CREATED as AT
+    from tests.test_measure_run import TINY
+
+    data = shipped("embedding-3d")
+    data["embedding"].update(measure={**TINY, "reference": "encoder"}, truncation_tokens=64,
+                             token_budget=512)
+    preset = parse_preset(data, "emb.toml")
+    m = measure_preset(preset, load_catalog(), threads=1)
+    assert m.dtype == "fp32" and preset.embedding is not None
+    assert preset.embedding.run_dtype == "fp32"
+    # The same timing as if taken in bf16 on a GPU, for runs that compute in fp32.
+    gpu = m.model_copy(update={"dtype": "bf16", "device": m.device.model_copy(
+        update={"kind": "cuda", "name": "NVIDIA RTX A6000"})})
+    plan = plan_campaign(preset, load_catalog(), measurements=gpu, created=AT)
+    assert any("measured in bf16, the runs compute in fp32" in w for w in plan.warnings)
+    same = plan_campaign(preset, load_catalog(), measurements=m, created=AT)
+    assert not any("the runs compute in" in w for w in same.warnings)

@@ -22,6 +22,11 @@ from planner.figures.calibration import Calibration, load_calibration, spread, t
 from planner.spec.base import Strict
 from planner.spec.catalog import Card, Catalog, Dtype
 
+HALF_CONDITIONS = "fp16, dynamic batching, an HTTP server in the loop"
+"""How the published half-precision calibration ran (every such figure's note says so)."""
+FULL_CONDITIONS = "fp32, sentence-transformers encode() in batches of 32"
+"""How the published fp32 calibration ran."""
+
 
 class EncoderShape(Strict):
     """A published encoder's shape."""
@@ -197,7 +202,7 @@ def _half(cal: EncoderCalibration, d_model: float, width_scale: float, ref: Card
     width = width_factor(d_model, cal, width_scale)
     at = "" if width == 1.0 else f", × {width:.2f} for width {d_model:.0f}"
     words = (f"{share:.0%} of the dense peak on the {cal.device} as published for {cal.model} "
-             f"({cal.source}; fp16, dynamic batching, an HTTP server in the loop){at}")
+             f"({cal.source}; {HALF_CONDITIONS}){at}")
     return (share * width * cal.peak_tflops * 1e12, lo, hi,
             tau_of(cal.peak_tflops, cal.bandwidth_gbps, cal.chip, ref, dtype, lam), words)
 
@@ -207,7 +212,7 @@ def _full(launch: Launch, d_model: float, width_scale: float, ref: Card,
     """`_half` for an fp32 run: the level fitted on sentence-transformers' V100 speeds."""
     g = d_model / (d_model + width_scale)
     words = (f"{launch.level_tflops / launch.peak_tflops * g:.0%} of the fp32 peak on the "
-             f"{launch.device} as published ({launch.source}; fitted level "
+             f"{launch.device} as published ({launch.source}; {FULL_CONDITIONS}; fitted level "
              f"{launch.level_tflops:.1f} TFLOPS × width factor {g:.2f})")
     return (launch.level_tflops * g * 1e12, launch.band_low, launch.band_high,
             tau_of(launch.peak_tflops, launch.bandwidth_gbps, launch.chip, ref, "fp32", lam),

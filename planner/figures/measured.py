@@ -314,6 +314,10 @@ def apply_embedding(preset: Preset, m: Measurements, card_key: str, card: Card,
         "high": cm.tokens_per_step / step.low if step.low else None,
         "note": f"{cm.tokens_per_step} padded tokens per batch ÷ step time; {step.note}"})
     warnings = []
+    if m.dtype != e.run_dtype:
+        warnings.append(f"the embedding batch was measured in {m.dtype}, the runs compute in "
+                        f"{e.run_dtype} (the command's --dtype): measure in the run's "
+                        "precision, or give the command --dtype")
     budget = memory_budget(card, preset.overheads)
     if cm.memory.peak_gib > budget:
         warnings.append(f"the longest batch peaks at {cm.memory.peak_gib:.1f} GiB, over the "

@@ -230,11 +230,13 @@ def _warnings(e: Embedding, layout: Layout | None, est: dict[str, lengths.Batchi
         out.append("throughput is an `entered` figure: replace it with a measured one "
                    "before ordering")
     elif tput.source == "analytic" and tput.low is not None and tput.high is not None:
+        from planner.figures.encoder import FULL_CONDITIONS, HALF_CONDITIONS
+
+        published = next((f" on published encoder speeds ({c})" for c in
+                          (HALF_CONDITIONS, FULL_CONDITIONS) if c in tput.note), "")
         out.append(f"throughput is `analytic` ({tput.low:,.0f}–{tput.high:,.0f} tokens/s, "
-                   f"planned on {tput.value:,.0f}): estimated "
-                   "from the encoder's FLOPs per token on published serving benchmarks "
-                   "(fp16, dynamic batching, an HTTP server in the loop); measure it before "
-                   "ordering")
+                   f"planned on {tput.value:,.0f}): computed from the encoder's FLOPs per "
+                   f"token{published}, nothing run; measure it before ordering")
     if lengths_source == "approximate" and layout is not None:
         out.append(f"token lengths are approximate ({layout.scan.tokenizer}): install "
                    "`tokenizers` and the model's files for exact padding figures")
