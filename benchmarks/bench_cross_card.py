@@ -13,12 +13,14 @@ training throughput, one GPU) and every model in it, the speed-up over the refer
 
 then, per card, the published geometric mean against the prediction. Targets: every card
 within 20 % of the published geometric mean, the geometric mean of the absolute errors at
-most 10 %, for both. The previous rules are printed beside them for comparison: the
-roofline rule with no MFU known (worse of the TFLOPS and bandwidth ratios) and 35 % MFU of
-the dense peak on every card. Last, a refit of the two-parameter-per-chip model by grid
-search, to show the stored figures are the least-squares ones, and a leave-one-card-out
-check: each card predicted by a fit that never saw it (a fair test of the rule; the figures
-above are in-sample).
+most 10 %, for the scaling rule on every card and for the analytic tier on the cards it
+moves by this rule; on the H100s the analytic tier takes the MPT fit's own chip model and is
+checked against llm-foundry's same-workload pairs instead (analytic section). The previous
+rules are printed beside them for comparison: the roofline rule with no MFU known (worse of
+the TFLOPS and bandwidth ratios) and 35 % MFU of the dense peak on every card. Last, a refit
+of the two-parameter-per-chip model by grid search, to show the stored figures are the
+least-squares ones, and a leave-one-card-out check: each card predicted by a fit that never
+saw it (a fair test of the rule; the figures above are in-sample).
 
 The analytic section (`presets/efficiency.toml`): per source and row of llm-foundry's MPT
 table, the published step time (tokens per optimizer step per GPU ÷ published tokens per
@@ -26,7 +28,8 @@ second per GPU), the analytic tier's estimate on that card and the error; the re
 the stored fit; leave-one-source-out errors (each table predicted by a fit that never saw
 it; a chip left with no rows is carried from A100 by the rule above); the held-out runs;
 H100 over A100 on the same workloads; per-GPU throughput at several GPU counts against the
-all-reduce term; the shipped presets' analytic figures against their entered ones.
+all-reduce term; the encoder checks (`bench_encoder.py`); the shipped presets' analytic
+figures against their entered ones.
 """
 
 from __future__ import annotations
@@ -80,6 +83,31 @@ def predictions(cal: Calibration, catalog: Catalog) -> dict[str, dict[str, float
                                              r.bandwidth_gbps / c.bandwidth_gbps)
         out["old 35% MFU"][key] = c.bf16_tflops / r.bf16_tflops
     return out
+
+
+def own_fit_cards(keys: list[str], catalog: Catalog) -> set[str]:
+    """Cards whose chip the analytic tier times by its own MPT fit (not the reference
+    chip's, moved by this table's rule): their speed-ups follow the LLM table."""
+    fit = load_efficiency().fit
+    return {k for k in keys
+            if catalog.cards[k].chip in fit.chips and catalog.cards[k].chip != fit.reference_chip}
+
+
+def _analytic_verdict(keys: list[str], errs: list[float], own: set[str],
+                      pub: dict[str, list[float]], pred: dict[str, float]) -> None:
+    """The analytic tier is held to this table only where it uses this table's rule."""
+    moved = [e for k, e in zip(keys, errs, strict=True) if k not in own]
+    worst = max(math.exp(e) - 1 for e in moved)
+    mean = math.exp(sum(moved) / len(moved)) - 1
+    ok = "meets" if worst <= 0.2 and mean <= 0.1 else "misses"
+    print(f"{'analytic tier':<14} on the {len(moved)} cards it moves by this table's rule: "
+          f"worst card error {worst:.1%}, geometric-mean error {mean:.1%}: {ok} the targets "
+          "(20 %, 10 %)")
+    cells = ", ".join(f"{k} {pred[k] / geomean(pub[k]) - 1:+.0%}" for k in keys if k in own)
+    print(f"{'':<14} on {', '.join(sorted(own))} it takes the MPT fit's own chip model "
+          f"({cells} against this mix of nine models): not a target here; what it claims "
+          "is the LLM speed-up, checked against llm-foundry's same-workload pairs in the "
+          "analytic section ('H100 over A100')")
 
 
 def refit(cal: Calibration, catalog: Catalog, leave_out: str = ""
@@ -150,7 +178,12 @@ def main() -> None:
             cells += f"{f'×{values[key]:.2f} ({e:+.0%})':>22}"
         print(f"{key:<14}{f'×{g:.3f}':>10}{cells}")
     print()
+    keys = list(pub)
+    own = own_fit_cards(keys, catalog)
     for rule, errs in errors.items():
+        if rule == "analytic tier":
+            _analytic_verdict(keys, errs, own, pub, pred[rule])
+            continue
         worst = max(math.exp(e) - 1 for e in errs)
         mean = math.exp(sum(errs) / len(errs)) - 1
         ok = "meets" if worst <= 0.2 and mean <= 0.1 else "misses"
@@ -274,7 +307,9 @@ def analytic_main() -> None:
               f"{t / published - 1:+.1%} ({ok}; software {h.software_year})")
     _h100_over_a100(eff, fit, catalog)
     _scaling(eff, catalog)
-    _encoder(eff, catalog)
+    from bench_encoder import encoder_section
+
+    encoder_section(eff, catalog)
     _presets(catalog)
 
 
@@ -294,6 +329,16 @@ def _h100_over_a100(eff: Efficiency, fit: Fit, catalog: Catalog) -> None:
     print(f"\nH100 over A100 80GB, same model, length and checkpointing ({len(pairs)} pairs): "
           f"published geometric mean ×{pub:.2f}, analytic ×{geomean(pred):.2f} "
           f"({geomean(pred) / pub - 1:+.1%})")
+    errs = [abs(math.log(p / (h.tokens_per_s_per_gpu / a.tokens_per_s_per_gpu)))
+            for p, (a, h) in zip(pred, pairs, strict=True)]
+    worst, mean = math.exp(max(errs)) - 1, math.exp(sum(errs) / len(errs)) - 1
+    ok = "meets" if abs(geomean(pred) / pub - 1) <= 0.2 else "misses"
+    lam = load_calibration()
+    mix = (geomean(published(lam)["h100-sxm"]) / geomean(published(lam)["a100-80"]))
+    print(f"  the geometric mean {ok} the per-card target (20 %), in-sample (these rows are "
+          f"in the fit; leave-one-source-out is above); per pair: worst error {worst:.1%}, "
+          f"geometric-mean error {mean:.1%}. Lambda's mix of nine models gives ×{mix:.2f}: "
+          "an LLM gains more from an H100 than that mix")
 
 
 def _scaling(eff: Efficiency, catalog: Catalog) -> None:
@@ -313,33 +358,6 @@ def _scaling(eff: Efficiency, catalog: Catalog) -> None:
               f"×{fitted[(b.table, b.model, b.seq, r.gpus)]:.3f} fitted")
 
 
-def _encoder(eff: Efficiency, catalog: Catalog) -> None:
-    from planner.figures.encoder import per_token_flops, share_band, tokens_per_s
-
-    cal = eff.encoder
-    assert cal is not None
-    seq = cal.tokens_per_request / cal.sentences_per_request
-    flops = per_token_flops(cal.shape, seq)
-    mean, lo, hi = share_band(cal)
-    print(f"\nEncoder serving calibration ({cal.source}: {cal.model} on the {cal.device}, "
-          f"{cal.peak_tflops:g} TFLOPS dense fp16; {seq:.0f} tokens per sentence, "
-          f"{flops:.3g} FLOPs per token):")
-    for r in cal.rows:
-        tps = r.requests_per_s * cal.tokens_per_request
-        share = tps * flops / (cal.peak_tflops * 1e12)
-        used = "fit" if r.fused else "left out"
-        print(f"  {r.server:<42} {r.requests_per_s:5.2f} req/s = {tps:8.0f} tokens/s = "
-              f"{share:.1%} of peak; analytic {mean * cal.peak_tflops * 1e12 / flops:8.0f} "
-              f"({mean * cal.peak_tflops * 1e12 / flops / tps - 1:+.0%}) [{used}]")
-    print(f"  share of the peak {mean:.1%}, range ×{lo:.2f}–×{hi:.2f}")
-    d0 = eff.fit.chips[eff.fit.reference_chip].width_scale
-    for card in ("a6000", "a100-80", "h100-sxm", "l40s", "rtx4090"):
-        t, low, high, _ = tokens_per_s(per_token_flops(cal.shape, 512), cal.shape.d_model,
-                                       card, catalog, "bf16", cal, d0)
-        print(f"  {cal.model} at 512 tokens on {card:<9} {t:9.0f} tokens/s "
-              f"({low:.0f}–{high:.0f})")
-
-
 def _presets(catalog: Catalog) -> None:
     from planner.figures.analytic_tier import analytic_on
     from planner.spec.loading import load_preset, shipped_presets
@@ -352,9 +370,12 @@ def _presets(catalog: Catalog) -> None:
         if t is None:
             got = analytic_on(preset, preset.campaign.card, catalog, "typical").embedding
             assert got is not None and preset.embedding is not None
-            ratio = (got.throughput_tokens_per_s.value
-                     / preset.embedding.throughput_tokens_per_s.value)
-            print(f"  {name:<15} throughput {ratio:.2f} ({preset.embedding.model})")
+            a_fig, e_fig = got.throughput_tokens_per_s, preset.embedding.throughput_tokens_per_s
+            assert a_fig is not None
+            cell = (f"{a_fig.value / e_fig.value:.2f}" if e_fig is not None else
+                    f"none entered: plans on {a_fig.value:,.0f} tokens/s")
+            print(f"  {name:<15} throughput {cell} ({preset.embedding.model}, "
+                  f"{preset.embedding.run_dtype})")
             continue
         a = analytic_on(preset, preset.campaign.card, catalog, "typical").training
         assert a is not None

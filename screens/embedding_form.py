@@ -58,8 +58,11 @@ def parse_prompt(text: str) -> str:
     return text
 
 
-def parse_throughput(text: str) -> Figure:
-    """Tokens per second typed by hand: an `entered` figure."""
+def parse_throughput(text: str) -> Figure | None:
+    """Tokens per second typed by hand: an `entered` figure (empty: none, the plan takes
+    the analytic estimate)."""
+    if not text.strip():
+        return None
     value = state.parse_float(text)
     if value <= 0:
         raise ValueError("throughput must be more than 0")
@@ -130,7 +133,7 @@ class EmbeddingForm(Vertical):
             "embedding.lengths": show_lengths(e.lengths),
             "embedding.versions": str(e.versions),
             "embedding.throughput_tokens_per_s": state.show_number(
-                e.throughput_tokens_per_s.value),
+                e.throughput_tokens_per_s.value) if e.throughput_tokens_per_s else "",
             "embedding.model": e.model, "embedding.tokenizer": e.tokenizer,
             "embedding.truncation_tokens": str(e.truncation_tokens),
             "embedding.pooling": e.pooling, "embedding.normalization": e.normalization,
@@ -142,9 +145,11 @@ class EmbeddingForm(Vertical):
         for row in self.query(FieldRow):
             row.sync(values[row.path])
         kept = "; ".join(f"{k} ({why})" for k, why in e.differs_from_model.items())
+        tput = (e.throughput_tokens_per_s.label() if e.throughput_tokens_per_s
+                else "analytic (none given: estimated from the encoder)")
         self.query_one("#fixed", Static).update(
-            f"Lengths are {e.lengths.source}; throughput is "
-            f"{e.throughput_tokens_per_s.label()}. Model, tokenizer, truncation, pooling, "
+            f"Lengths are {e.lengths.source}; throughput is {tput}. Model, tokenizer, "
+            "truncation, pooling, "
             "normalization, dimensions and prompt stay fixed across every version: changing "
             "one makes a new corpus."
             + (f" Kept although the model folder says otherwise (differs_from_model in the "

@@ -76,7 +76,8 @@ def provenance(plan: Plan) -> str:
                                                   labels.most_common()))
     if a.throughput_tokens_per_s is not None:
         t = a.throughput_tokens_per_s
-        lines.append(f"throughput {t.value:,.0f} tokens/s per card: {t.label()}")
+        span = f" ({t.low:,.0f}–{t.high:,.0f})" if t.low and t.high else ""
+        lines.append(f"throughput {t.value:,.0f} tokens/s per card{span}: {t.label()}")
     notes = [f"{f.config} {what}: {fig.note}" for f in a.figures
              for what, fig in (("step time", f.step_time_s), ("peak memory", f.peak_memory_gib))
              if fig.note]

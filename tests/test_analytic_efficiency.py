@@ -115,13 +115,7 @@ def test_utilization_rises_with_width_and_tokens_and_saturates_below_the_level()
     assert chip_fit("AD102", eff.fit)[0] == eff.fit.reference_chip
 
 
-MINILM = ("the example throughput of all-MiniLM-L6-v2 (90,000 tokens/s on the A6000) is 20× "
-          "below the analytic estimate: the calibration is of bert-large servers")
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=MINILM))
-    if n == "embedding-3d" else n for n in sorted(shipped_presets())])
+@pytest.mark.parametrize("name", sorted(shipped_presets()))
 def test_every_shipped_preset_s_analytic_figures_lie_within_2x_of_its_entered_ones(
         name: str) -> None:
     preset, _ = load_preset(name)
@@ -130,9 +124,17 @@ def test_every_shipped_preset_s_analytic_figures_lie_within_2x_of_its_entered_on
         fig = analytic_on(preset, preset.campaign.card, catalog, "typical").embedding
         assert fig is not None
         a, e = fig.throughput_tokens_per_s, preset.embedding.throughput_tokens_per_s
-        assert a.source == "analytic" and e.source == "entered"
+        assert a is not None and a.source == "analytic"
         assert a.low is not None and a.high is not None and a.low < a.value < a.high
-        assert "fp16, dynamic batching" in a.note
+        # The published conditions, for the precision the run computes in.
+        half = preset.embedding.run_dtype != "fp32"
+        assert ("fp16, dynamic batching" if half else "fp32, sentence-transformers") in a.note
+        if e is None:
+            # A preset that gives no throughput plans on this very figure.
+            planned = figures_on(preset, catalog, "typical").embedding
+            assert planned is not None and planned.throughput_tokens_per_s == a
+            return
+        assert e.source == "entered"
         assert 0.5 <= a.value / e.value <= 2.0
         return
     assert check_entered(preset, catalog) == []

@@ -12,7 +12,6 @@ from typing import Any
 from planner.errors import InputError
 from planner.figures.analytic import (
     GIB,
-    reference_flops,
     reference_memory,
     reference_params,
     reference_split,
@@ -120,7 +119,9 @@ def analytic_on(preset: Preset, key: str, catalog: Catalog,
     t = preset.training
     has_params = t is not None and t.model is not None and t.model.params is not None
     if preset.embedding is not None:
-        return _embedding_on(preset, key, catalog, estimate, spec)
+        from planner.figures.encoder_tier import embedding_analytic
+
+        return embedding_analytic(preset, key, catalog, estimate)
     if spec is None and not has_params:
         raise InputError("the analytic tier needs the model: describe it in [" + kind +
                          ".model] (params and tokens_per_sample, or the reference sizes) or "
@@ -153,46 +154,6 @@ def analytic_on(preset: Preset, key: str, catalog: Catalog,
 
         return set_training(moved, replace_costed(t, figures))
     raise AssertionError("a preset is a training or an embedding campaign")
-
-
-def _embedding_on(preset: Preset, key: str, catalog: Catalog, estimate: Estimate,
-                  spec: MeasureSpec | None) -> Preset:
-    """The embedding preset on card `key` with the analytic throughput: the encoder's FLOPs
-    per padded token (the measurement section's reference encoder, or the shape of the
-    encoder it names) at the share of the peak published servers reach."""
-    from planner.figures.efficiency import chip_fit, load_efficiency
-    from planner.figures.encoder import per_token_flops, tokens_per_s
-
-    e = preset.embedding
-    assert e is not None
-    eff = load_efficiency()
-    cal = eff.encoder
-    assert cal is not None
-    d0 = chip_fit(cal.chip, eff.fit)[1].width_scale
-    catalog.get(key, field="--cards")
-    seq = min(e.lengths.max, e.truncation_tokens)
-    batch = max(1, e.grouped_budget // seq) if e.batching == "length-grouped" else e.batch_size
-    if spec is not None and spec.reference is not None:
-        s, _ = resolve_reference(spec.model_copy(update={"seq_len": seq}), {})
-        flops = reference_flops(s, batch, training=False) / (batch * seq)
-        width, what = float(s["d_model"]), "the measurement section's reference encoder"
-    elif e.model in cal.shapes:
-        flops = per_token_flops(cal.shapes[e.model], seq)
-        width, what = float(cal.shapes[e.model].d_model), f"the shape of {e.model}"
-    else:
-        raise InputError(f"the analytic tier needs the encoder's sizes: give [embedding."
-                         f"measure] with reference = \"encoder\" (no shape is known for "
-                         f"{e.model!r})", field="embedding.measure")
-    dtype = spec.dtype if spec is not None else "bf16"
-    typical, low, high, note = tokens_per_s(flops, width, key, catalog, dtype, cal, d0)
-    fig = Figure(value=low if estimate == "cautious" else typical, source="analytic",
-                 card=key, low=low, high=high,
-                 note=f"{batch} × {seq} tokens per batch, computed on {what}; {note}; "
-                      f"{planned_on(estimate)}")
-    moved = on_card(preset, key)
-    assert moved.embedding is not None
-    return moved.model_copy(update={"embedding": moved.embedding.model_copy(
-        update={"throughput_tokens_per_s": fig})})
 
 
 def disagreements(preset: Preset, entered: dict[str, Figure], planned: dict[str, Figure],

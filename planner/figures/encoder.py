@@ -18,9 +18,14 @@ import math
 
 from pydantic import Field
 
-from planner.figures.calibration import load_calibration, spread, tau, tau_of
+from planner.figures.calibration import Calibration, load_calibration, spread, tau, tau_of
 from planner.spec.base import Strict
-from planner.spec.catalog import Catalog, Dtype
+from planner.spec.catalog import Card, Catalog, Dtype
+
+HALF_CONDITIONS = "fp16, dynamic batching, an HTTP server in the loop"
+"""How the published half-precision calibration ran (every such figure's note says so)."""
+FULL_CONDITIONS = "fp32, sentence-transformers encode() in batches of 32"
+"""How the published fp32 calibration ran."""
 
 
 class EncoderShape(Strict):
@@ -45,6 +50,79 @@ class ServerRow(Strict):
     """Fused attention with dynamic batching (in the fit); False: left out, with why."""
     note: str = ""
     """Why it is left out, or what it ran."""
+
+
+class LaunchRow(Strict):
+    """One encoder's published queries and passages per second (the launch term's fit)."""
+
+    model: str
+    """The encoder as published."""
+    shape: EncoderShape
+    """Its shape."""
+    queries_per_s: float = Field(gt=0)
+    """Short queries encoded per second."""
+    docs_per_s: float = Field(gt=0)
+    """Passages encoded per second."""
+    held_out: bool = False
+    """Kept out of the fit, to check it."""
+
+
+class SentenceRow(Strict):
+    """One encoder's published sentences per second (lengths not published)."""
+
+    model: str
+    """The encoder as published."""
+    shape: EncoderShape
+    """Its shape."""
+    sentences_per_s: float = Field(gt=0)
+    """Sentences encoded per second."""
+
+
+class SentenceTable(Strict):
+    """Published sentences per second of several encoders on one device (held out)."""
+
+    source: str
+    """Key of the source (in `sources`)."""
+    rows: list[SentenceRow] = Field(min_length=2)
+    """Every encoder published."""
+
+
+class Launch(Strict):
+    """The fixed time every layer of an eager forward costs per batch, whatever its width,
+    fitted on published encoding speeds of encoders of several widths and depths."""
+
+    source: str
+    """Key of the source (in `sources`)."""
+    device: str
+    """The published device and stack."""
+    batch: int = Field(ge=1)
+    """Sentences per batch in the published runs."""
+    query_tokens: float = Field(gt=0)
+    """Padded tokens of a query (assumed where not published: see `lengths_note`)."""
+    passage_tokens: float = Field(gt=0)
+    """Padded tokens of a passage."""
+    lengths_note: str
+    """Where the lengths come from."""
+    per_layer_s: float = Field(ge=0)
+    """The fitted time per layer per batch, seconds."""
+    level_tflops: float = Field(gt=0)
+    """The fitted fp32 rate of the device at full width (width factor 1), TFLOPS."""
+    band_low: float = Field(gt=0, le=1)
+    """Low multiplier of the fp32 estimate: the fit's worst residual, at least −15 %."""
+    band_high: float = Field(ge=1)
+    """High multiplier: the fit's worst residual the other way, at least +15 %."""
+    peak_tflops: float = Field(gt=0)
+    """The device's dense fp32 peak."""
+    bandwidth_gbps: float = Field(gt=0)
+    """Its memory bandwidth, GB/s."""
+    chip: str
+    """Its chip (for the cross-card rule's efficiency; unfitted chips take 1)."""
+    device_note: str = ""
+    """What is assumed of the device."""
+    rows: list[LaunchRow] = Field(min_length=2)
+    """Every published encoder, fitted or held out."""
+    sentences: SentenceTable | None = None
+    """A held-out table of sentences per second."""
 
 
 class EncoderCalibration(Strict):
@@ -72,6 +150,8 @@ class EncoderCalibration(Strict):
     """Every server published."""
     shapes: dict[str, EncoderShape] = {}
     """Shapes of encoders a preset may name (`embedding.model`), for the analytic tier."""
+    launch: Launch | None = None
+    """The per-layer, per-batch launch term (none: compute alone)."""
 
 
 def per_token_flops(shape: EncoderShape, seq: float) -> float:
@@ -106,28 +186,77 @@ def width_factor(d_model: float, cal: EncoderCalibration, width_scale: float) ->
     return g(d_model) / g(cal.shape.d_model)
 
 
-def tokens_per_s(flops_per_token: float, d_model: float, dst_key: str, catalog: Catalog,
-                 dtype: Dtype, cal: EncoderCalibration, width_scale: float
-                 ) -> tuple[float, float, float, str]:
-    """(typical, low, high, note): padded tokens per second of one card `dst_key` for an
-    encoder of width `d_model` (`width_scale`: see `width_factor`)."""
-    lam = load_calibration()
-    dst, ref = catalog.get(dst_key), catalog.get(lam.reference_card)
-    rate: Dtype = "bf16" if dtype == "fp8" else dtype
+def launch_s_per_token(layers: int, batch_tokens: float, cal: EncoderCalibration) -> float:
+    """Seconds per padded token the per-layer launch term adds to a batch of
+    `batch_tokens` padded tokens through `layers` layers."""
+    if cal.launch is None or layers <= 0 or batch_tokens <= 0:
+        return 0.0
+    return layers * cal.launch.per_layer_s / batch_tokens
+
+
+def _half(cal: EncoderCalibration, d_model: float, width_scale: float, ref: Card,
+          dtype: Dtype, lam: Calibration) -> tuple[float, float, float, float, str]:
+    """(FLOP rate at width `d_model` on the published device, its low and high multipliers,
+    the device's τ, and in words) for a half-precision run: Infinity's servers."""
     share, lo, hi = share_band(cal)
     width = width_factor(d_model, cal, width_scale)
-    on_device = share * width * cal.peak_tflops * 1e12 / flops_per_token
-    moved = (tau_of(cal.peak_tflops, cal.bandwidth_gbps, cal.chip, ref, rate, lam)
-             / tau(dst, ref, rate, lam))
-    typical = on_device * moved
-    peak = dst.compute_tflops(rate)
-    # Lambda's per-model spread between the benchmarked generation's card and this one.
-    proxy = {"AD102": "rtx6000ada"}.get(cal.chip, lam.reference_card)
-    s_lo, s_hi = spread(proxy, dst_key, lam)
     at = "" if width == 1.0 else f", × {width:.2f} for width {d_model:.0f}"
-    note = (f"{flops_per_token:.3g} FLOPs per padded token: {share:.0%} of the dense peak on "
-            f"the {cal.device} as published for {cal.model} ({cal.source}; fp16, dynamic "
-            f"batching, an HTTP server in the loop){at}, moved to {dst_key} by the calibrated "
-            f"cross-card rule (×{moved:.2f}): {typical * flops_per_token / (peak * 1e12):.0%} "
-            f"of its dense peak")
-    return typical, typical * lo * s_lo, typical * hi * s_hi, note
+    words = (f"{share:.0%} of the dense peak on the {cal.device} as published for {cal.model} "
+             f"({cal.source}; {HALF_CONDITIONS}){at}")
+    return (share * width * cal.peak_tflops * 1e12, lo, hi,
+            tau_of(cal.peak_tflops, cal.bandwidth_gbps, cal.chip, ref, dtype, lam), words)
+
+
+def _full(launch: Launch, d_model: float, width_scale: float, ref: Card,
+          lam: Calibration) -> tuple[float, float, float, float, str]:
+    """`_half` for an fp32 run: the level fitted on sentence-transformers' V100 speeds."""
+    g = d_model / (d_model + width_scale)
+    words = (f"{launch.level_tflops / launch.peak_tflops * g:.0%} of the fp32 peak on the "
+             f"{launch.device} as published ({launch.source}; {FULL_CONDITIONS}; fitted level "
+             f"{launch.level_tflops:.1f} TFLOPS × width factor {g:.2f})")
+    return (launch.level_tflops * g * 1e12, launch.band_low, launch.band_high,
+            tau_of(launch.peak_tflops, launch.bandwidth_gbps, launch.chip, ref, "fp32", lam),
+            words)
+
+
+def tokens_per_s(flops_per_token: float, d_model: float, dst_key: str, catalog: Catalog,
+                 dtype: Dtype, cal: EncoderCalibration, width_scale: float,
+                 layers: int = 0, batch_tokens: float = 0.0
+                 ) -> tuple[float, float, float, str]:
+    """(typical, low, high, note): padded tokens per second of one card `dst_key` for an
+    encoder of width `d_model` (`width_scale`: see `width_factor`) and `layers` layers,
+    run in batches of `batch_tokens` padded tokens (0: the launch term left out), in
+    `dtype`: fp32 from sentence-transformers' fp32 speeds, any other precision from the
+    fp16 serving benchmark."""
+    lam = load_calibration()
+    dst, ref = catalog.get(dst_key), catalog.get(lam.reference_card)
+    fp32 = dtype == "fp32" and cal.launch is not None
+    rate: Dtype = "fp32" if fp32 else ("bf16" if dtype == "fp8" else dtype)
+    if fp32:
+        assert cal.launch is not None
+        flops, lo, hi, src_tau, words = _full(cal.launch, d_model, width_scale, ref, lam)
+    else:
+        flops, lo, hi, src_tau, words = _half(cal, d_model, width_scale, ref, rate, lam)
+    moved = src_tau / tau(dst, ref, rate, lam)
+    typical = flops / flops_per_token * moved
+    peak = dst.compute_tflops(rate)
+    # Lambda's per-model spread between the benchmarked generation's card and this one;
+    # Lambda publishes no V100, so the fp32 path takes the widest spread of any card.
+    proxy = "v100" if fp32 else {"AD102": "rtx6000ada"}.get(cal.chip, lam.reference_card)
+    s_lo, s_hi = spread(proxy, dst_key, lam)
+    extra = launch_s_per_token(layers, batch_tokens, cal)
+
+    def with_launch(r: float) -> float:
+        return 1.0 / (1.0 / r + extra)
+
+    launched = with_launch(typical)
+    tail = ""
+    if extra > 0 and cal.launch is not None:
+        tail = (f"; plus {cal.launch.per_layer_s * 1e6:.0f} µs per layer per batch of kernel "
+                f"launches ({cal.launch.source}): {1 - launched / typical:.0%} of the time at "
+                f"{batch_tokens:.0f} tokens per batch")
+    note = (f"{flops_per_token:.3g} FLOPs per padded token in {rate}: {words}, moved to "
+            f"{dst_key} by the calibrated cross-card rule (×{moved:.2f}): "
+            f"{typical * flops_per_token / (peak * 1e12):.0%} of its {rate} peak{tail}")
+    return (launched, with_launch(typical * lo * s_lo), with_launch(typical * hi * s_hi),
+            note)

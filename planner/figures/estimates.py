@@ -42,6 +42,9 @@ def on_card(preset: Preset, key: str) -> Preset:
 
 def dtype_of(preset: Preset) -> Dtype:
     """The precision the preset's figures were taken in (bf16 when it does not say)."""
+    if preset.embedding is not None:
+        # An embedding throughput holds for the precision the run computes in.
+        return preset.embedding.run_dtype
     spec = spec_of(preset)
     return spec.dtype if spec is not None else "bf16"
 
@@ -106,7 +109,8 @@ def anchors(preset: Preset) -> list[tuple[str, Figure]]:
     t = preset.training
     if t is None:
         assert preset.embedding is not None
-        return [(f"{kind}.throughput_tokens_per_s", preset.embedding.throughput_tokens_per_s)]
+        fig = preset.embedding.throughput_tokens_per_s
+        return [] if fig is None else [(f"{kind}.throughput_tokens_per_s", fig)]
     out: list[tuple[str, Figure]] = []
     for where, c in [("baseline", t.baseline),
                      *((f"variants[{i}]", v) for i, v in enumerate(t.variants))]:
@@ -131,6 +135,11 @@ def figures_on(preset: Preset, catalog: Catalog, estimate: Estimate = DEFAULT_ES
             "peak_memory_gib": memory_on(c.peak_memory_gib, key, catalog)}))
     e = preset.embedding
     assert e is not None
+    if e.throughput_tokens_per_s is None:
+        # No figure given: the analytic estimate on the campaign's card.
+        from planner.figures.encoder_tier import embedding_analytic
+
+        return embedding_analytic(preset, key, catalog, estimate)
     fig = throughput_on(e.throughput_tokens_per_s, key, catalog, dtype, estimate)
     return preset.model_copy(update={"embedding": e.model_copy(
         update={"throughput_tokens_per_s": fig})})

@@ -298,21 +298,26 @@ def apply_embedding(preset: Preset, m: Measurements, card_key: str, card: Card,
     """The preset with its throughput replaced by the measured (or scaled) one."""
     e = preset.embedding
     assert e is not None
+    kept = e.throughput_tokens_per_s.source if e.throughput_tokens_per_s else "entered"
     cm = m.by_config().get("embedding")
     if cm is None or not cm.tokens_per_step:
-        return preset, ["the measurements hold no embedding batch: the entered throughput "
+        return preset, [f"the measurements hold no embedding batch: the {kept} throughput "
                         "is kept"]
     if smoke_test(m, cpu_step_times):
         return preset, ["measured on CPU: memory used, throughput kept"]
     step = step_figure(cm, m, card_key, card, catalog, estimate, cpu_step_times)
     if step is None:
-        return preset, ["the embedding batch was not timed: the entered throughput is kept"]
+        return preset, [f"the embedding batch was not timed: the {kept} throughput is kept"]
     fig = step.model_copy(update={
         "value": cm.tokens_per_step / step.value,
         "low": cm.tokens_per_step / step.high if step.high else None,
         "high": cm.tokens_per_step / step.low if step.low else None,
         "note": f"{cm.tokens_per_step} padded tokens per batch ÷ step time; {step.note}"})
     warnings = []
+    if m.dtype != e.run_dtype:
+        warnings.append(f"the embedding batch was measured in {m.dtype}, the runs compute in "
+                        f"{e.run_dtype} (the command's --dtype): measure in the run's "
+                        "precision, or give the command --dtype")
     budget = memory_budget(card, preset.overheads)
     if cm.memory.peak_gib > budget:
         warnings.append(f"the longest batch peaks at {cm.memory.peak_gib:.1f} GiB, over the "

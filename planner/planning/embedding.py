@@ -123,6 +123,7 @@ def plan_embedding(preset: Preset, card: Card, campaign: PlanCampaign, warnings:
     o = preset.overheads
     n = campaign.cards
     usable = campaign.usable_hours
+    assert e.throughput_tokens_per_s is not None
     tput = e.throughput_tokens_per_s.value
     est = _estimates(e, layout)
     documents = layout.scan.documents if layout else e.documents
@@ -223,9 +224,19 @@ def plan_embedding(preset: Preset, card: Card, campaign: PlanCampaign, warnings:
 def _warnings(e: Embedding, layout: Layout | None, est: dict[str, lengths.Batching],
               lengths_source: str, versions_fit: int) -> list[str]:
     out: list[str] = []
-    if e.throughput_tokens_per_s.source == "entered":
+    tput = e.throughput_tokens_per_s
+    assert tput is not None  # the figures were derived for the card before planning
+    if tput.source == "entered":
         out.append("throughput is an `entered` figure: replace it with a measured one "
                    "before ordering")
+    elif tput.source == "analytic" and tput.low is not None and tput.high is not None:
+        from planner.figures.encoder import FULL_CONDITIONS, HALF_CONDITIONS
+
+        published = next((f" on published encoder speeds ({c})" for c in
+                          (HALF_CONDITIONS, FULL_CONDITIONS) if c in tput.note), "")
+        out.append(f"throughput is `analytic` ({tput.low:,.0f}–{tput.high:,.0f} tokens/s, "
+                   f"planned on {tput.value:,.0f}): computed from the encoder's FLOPs per "
+                   f"token{published}, nothing run; measure it before ordering")
     if lengths_source == "approximate" and layout is not None:
         out.append(f"token lengths are approximate ({layout.scan.tokenizer}): install "
                    "`tokenizers` and the model's files for exact padding figures")

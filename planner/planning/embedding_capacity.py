@@ -82,6 +82,7 @@ def embedding_capacity(e: Embedding, documents: int, padded: Sequence[float],
                        n_cards: int, scanned: bool) -> Capacity:
     """The capacity of an embedding plan: `padded` tokens of each card's part of one
     version of `documents` documents, in `batches` batches with the planned strategy."""
+    assert e.throughput_tokens_per_s is not None  # derived for the card before planning
     tput = e.throughput_tokens_per_s.value
     part_hours = [startup_h + p / tput / 3600 for p in padded]
     versions = most_versions(part_hours, n_cards, usable)

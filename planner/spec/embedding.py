@@ -102,8 +102,14 @@ class Embedding(Strict):
     token_budget: int | None = Field(default=None, ge=1, le=bounds.TOKEN_BUDGET)
     """Padded tokens per batch when grouped by length (padded length × batch ≤ budget);
     without it the planner derives one for the card (see `planner.corpus.budget`)."""
-    throughput_tokens_per_s: Figure
-    """Padded tokens per second on one card, with provenance."""
+    # Left out of a dump while absent (a TOML file has no null).
+    throughput_tokens_per_s: Figure | None = Field(default=None,
+                                                   exclude_if=lambda v: v is None)
+    """Padded tokens per second on one card, with provenance. Leave it out to plan on the
+    `analytic` estimate: the encoder's FLOPs per padded token (its shape is known for the
+    common encoders, else give `[embedding.measure]` with `reference = "encoder"`) at the
+    share of the card's peak that published encoder servers reach, with a range and the
+    published conditions (fp16, dynamic batching) in the plan."""
     versions: int = Field(default=1, ge=1, le=bounds.VERSIONS)
     """Representation versions wanted: full passes over the corpus, each with its settings fixed."""
     shard_documents: int = Field(default=50_000, ge=1, le=bounds.DOCUMENTS)
@@ -126,6 +132,23 @@ class Embedding(Strict):
         """The token budget, or the smallest card default when the preset gives none (the
         planner sets the card's own before planning: `planner.corpus.budget`)."""
         return self.token_budget or DEFAULT_TOKEN_BUDGET
+
+    @property
+    def run_dtype(self) -> Literal["fp32", "tf32", "bf16", "fp16"]:
+        """The precision a run computes in: the `--dtype` its command gives
+        `campaign-planner embed` (fp32 without one, that command's default); for any
+        other command, the measurement section's (bf16 without one)."""
+        words = self.command.replace("=", " ").split()
+        for i, w in enumerate(words[:-1]):
+            if w.endswith("campaign-planner") and words[i + 1] == "embed":
+                rest = words[i + 2:]
+                for j, flag in enumerate(rest[:-1]):
+                    if flag == "--dtype" and rest[j + 1] in ("fp32", "bf16", "fp16"):
+                        return rest[j + 1]  # type: ignore[return-value]
+                return "fp32"
+        if self.measure is not None and self.measure.dtype != "fp8":
+            return self.measure.dtype
+        return "bf16"
 
     @field_validator("differs_from_model")
     @classmethod
