@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from planner.errors import InputError, from_validation
-from planner.planning import plan_cache
+from planner.planning import plan_cache, plan_text
 from planner.planning.order import Order
 from planner.planning.plan import Plan
 from planner.planning.plan_rules import value_problem
@@ -22,9 +22,16 @@ HEADER_PLAN = ("# campaign-planner plan: runs in plan order, times in hours from
 HEADER_ORDER = "# campaign-planner rental order matching the plan with the same plan_id.\n\n"
 
 
+RUN_TABLES = ("runs", "held")
+"""Arrays of runs, written one compact table per run (`plan_text`)."""
+
+
 def plan_toml(plan: Plan) -> str:
     """`plan.toml` text; the same plan always gives the same bytes."""
-    return HEADER_PLAN + dumps(plan.model_dump(mode="json"))
+    data = plan.model_dump(mode="json")
+    runs = {name: data.pop(name) for name in RUN_TABLES if data.get(name)}
+    return HEADER_PLAN + dumps(data) + "".join(
+        plan_text.tables(name, rows) for name, rows in runs.items())
 
 
 def order_toml(order: Order) -> str:
@@ -62,6 +69,8 @@ def read_plan(path: str | Path) -> Plan:
             and "command" in runs[0]:
         raise InputError("written before plans recorded each command's argument vector: "
                          "plan the preset again", file=path, field="runs[0].argv")
+    for name in RUN_TABLES:
+        plan_text.expand(data.get(name))
     problem = value_problem(data)
     if problem:
         raise InputError(problem[1], file=path, field=problem[0])

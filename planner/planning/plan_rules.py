@@ -61,7 +61,8 @@ def check_run(run: Run) -> None:
         raise ValueError("@argv: the program to start is empty")
     if run.shell and (len(run.argv) != 3 or tuple(run.argv[:2]) != SHELL):
         raise ValueError(f"@argv: a shell command is {list(SHELL)} and its script")
-    if not run.shell and any("\n" in a or "\r" in a for a in run.argv):
+    words = "".join(run.argv)
+    if not run.shell and ("\n" in words or "\r" in words):
         raise ValueError("@argv: an argument holds a line break")
     if display(run.argv, run.shell) != run.command:
         raise ValueError("@command: does not match argv, which is what runs; edit argv "
@@ -82,6 +83,56 @@ def check_plan_runs(runs: Iterable[Run], ids: set[str], cards: int) -> None:
 def value_problem(data: Any, where: str = "") -> tuple[str, str] | None:
     """The first value in an edited plan no model should meet: a number that is not finite
     or is far beyond any plan's, or text with a control character."""
+    if where or not isinstance(data, dict):
+        return _walk(data, where)
+    for k, v in data.items():
+        if isinstance(v, list) and v and all(type(t) is dict for t in v):
+            # Arrays of tables (the runs): each table checked at once, and walked value by
+            # value, naming the key, only when something in it is found wrong.
+            script = k == "runs"
+            for i, table in enumerate(v):
+                if not _clean(table, script):
+                    found = _walk(table, f"{k}[{i}]")
+                    if found:
+                        return found
+            continue
+        found = _walk(v, str(k))
+        if found:
+            return found
+    return None
+
+
+def _limit(key: str) -> float:
+    return bounds.SEED_LIMIT if "seed" in key.rsplit(".", 1)[-1] else NUMBER_LIMIT
+
+
+def _clean(table: dict[str, Any], script: bool) -> bool:
+    """True when `_walk` would find nothing in this table of plain values; False when it
+    may (then it names what)."""
+    texts: list[str] = []
+    scripts: list[str] = []
+    for k, v in table.items():
+        kind = type(v)
+        if kind is list:
+            if all(type(x) is str for x in v):
+                v, kind = "".join(v), str
+            elif all(type(x) is int for x in v):
+                if v and max(max(v), -min(v)) > _limit(k):
+                    return False
+                continue
+            else:
+                return False
+        if kind is str:
+            (scripts if script and k.startswith(_SCRIPT_FIELDS) else texts).append(v)
+        elif kind is int or kind is float:
+            if not abs(v) <= _limit(k):  # nan and inf too
+                return False
+        elif kind is not bool:
+            return False
+    return _CONTROL.search("".join(texts)) is None and "\0" not in "".join(scripts)
+
+
+def _walk(data: Any, where: str) -> tuple[str, str] | None:
     stack: list[tuple[str, Any]] = [(where, data)]
     while stack:
         key, value = stack.pop()
@@ -96,10 +147,9 @@ def value_problem(data: Any, where: str = "") -> tuple[str, str] | None:
                 return key, found
         elif isinstance(value, float) and not math.isfinite(value):
             return key, "not a finite number"
-        elif isinstance(value, int | float) and not isinstance(value, bool):
-            limit = bounds.SEED_LIMIT if "seed" in key.rsplit(".", 1)[-1] else NUMBER_LIMIT
-            if abs(value) > limit:
-                return key, "a number far beyond any plan's"
+        elif isinstance(value, int | float) and not isinstance(value, bool) \
+                and abs(value) > _limit(key):
+            return key, "a number far beyond any plan's"
     return None
 
 

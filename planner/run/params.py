@@ -32,8 +32,10 @@ def _digest(data: Any) -> str:
 
 def run_parameters(run: Run) -> dict[str, Any]:
     """The run's parameters (absent optional values left out), plus how many cards it uses."""
-    dump = run.model_dump(mode="json")
-    out = {k: dump[k] for k in PARAMETERS if dump.get(k) is not None}
+    # Each parameter is a plain str, int, float or bool, already as JSON has it: read
+    # directly, without a dump of the whole run (every run of a plan is fingerprinted).
+    values = run.__dict__
+    out = {k: values[k] for k in PARAMETERS if values.get(k) is not None}
     out["cards"] = len(run.card)
     return out
 

@@ -1,0 +1,63 @@
+"""plan.toml's runs are written compactly (one line per field, arrays on one line, no
+command, no defaults) and read back into the same plan; a plan written the older way,
+with each command and every default, still reads the same."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planner.planning import plan_text
+from planner.planning.export import plan_toml, read_plan
+from planner.tomlio import dumps
+from tests.run_fixtures import harness as h
+
+
+@pytest.fixture(scope="module")
+def planned(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("p")
+    return h.make_plan(folder, h.preset(seeds=(0, 1), max_retries=0))
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=st.one_of(st.text(), st.integers(-(2**63), 2**63 - 1),
+                       st.floats(allow_nan=False), st.booleans(),
+                       st.lists(st.one_of(st.text(), st.integers())),
+                       st.dictionaries(st.text(), st.text(), max_size=3)))
+def test_every_value_reads_back_as_written(value: Any) -> None:
+    text = f"v = {plan_text.literal(value)}\n"
+    assert text.count("\n") == 1
+    assert tomllib.loads(text)["v"] == value
+
+
+def test_runs_are_one_line_per_field_without_command_or_defaults(planned: Path) -> None:
+    text = planned.read_text()
+    runs = text[text.index("[[runs]]"):]
+    assert "command = " not in runs and "depends_on = \"\"" not in runs
+    assert "shell = false" not in runs and "max_retries = 0" not in runs
+    assert all(line.count("[") == line.count("]") for line in runs.splitlines()), \
+        "every array on one line"
+    data = tomllib.loads(text)
+    assert data["runs"][0]["argv"] == h.load(planned).runs[0].argv
+    evaluation = next(r for r in data["runs"] if r["kind"] == "robustness")
+    assert evaluation["depends_on"], "a field away from its default is written"
+
+
+def test_the_plan_reads_back_as_planned_and_writes_the_same_bytes(planned: Path) -> None:
+    plan = read_plan(planned)
+    assert plan_toml(plan) == planned.read_text()
+    for run in plan.runs:
+        assert run.command == (run.argv[2] if run.shell else " ".join(run.argv))
+
+
+def test_a_plan_written_with_every_field_reads_the_same(planned: Path, tmp_path: Path) -> None:
+    plan = read_plan(planned)
+    old = tmp_path / "plan.toml"
+    old.write_text(dumps(plan.model_dump(mode="json")))
+    assert "command = " in old.read_text()
+    assert read_plan(old) == plan
