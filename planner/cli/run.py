@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -53,10 +54,17 @@ def run_parser() -> Parser:
 def dry_run(plan: Plan, plan_path: Path, ws: Workspace, hist: History,
             cards: list[int]) -> str:
     """What `run` would do now, in words."""
+    from planner.run.observe import with_done_records
+    from planner.run.once import lock_held
     from planner.run.status import current, executor_alive, group, project, span
 
-    recs = current(plan, hist)
+    journalled = current(plan, hist)
+    # The same records `run` reads once it holds each run's lock: a run finished from
+    # another working directory, plan copy or SLURM task is not run again.
+    recs = with_done_records(plan.runs, journalled, ws.workdir)
     groups = {r.id: group(r, recs[r.id], recs) for r in plan.runs}
+    elsewhere = {r.id for r in plan.runs
+                 if groups[r.id] == "done" and journalled[r.id].state != "finished"}
     proj = project(plan, recs, groups, 0.0, len(cards), pace=1.0)
     lines = ["Dry run: nothing is started and nothing is written.",
              f"Plan      {plan_path} ({plan.campaign.id}, {len(plan.runs)} runs)",
@@ -77,7 +85,9 @@ def dry_run(plan: Plan, plan_path: Path, ws: Workspace, hist: History,
         when = "now" if start < 1e-9 else f"in {span(start * 3600)}"
         if groups[rid] == "running":
             what = "running now: adopted, not restarted"
-        elif (ws.workdir / run.resume).exists() and run.kind == "train":
+        elif lock_held(ws.workdir, run):
+            what = "running elsewhere: waits for its lock, then runs only if not done"
+        elif run.kind == "train" and os.path.exists(os.path.join(ws.workdir, run.resume)):
             what = f"resumes from {run.resume}"
         else:
             what = "fresh" if not run.depends_on else f"after {run.depends_on}"
@@ -85,9 +95,12 @@ def dry_run(plan: Plan, plan_path: Path, ws: Workspace, hist: History,
         lines += [f"  {when:<22} card {on:<4} {rid}  ({what})",
                   f"  {'':<22} {mode}: {run.command}"]
     for name in ("done", "failed", "blocked"):
-        ids = [r.id for r in plan.runs if groups[r.id] == name]
+        ids = [r.id for r in plan.runs if groups[r.id] == name and r.id not in elsewhere]
         if ids:
             lines.append(f"  {name} (not started): " + ", ".join(ids))
+    if elsewhere:
+        lines.append("  done elsewhere (their done records say so; not run again): "
+                     + ", ".join(r.id for r in plan.runs if r.id in elsewhere))
     late = [rid for rid, v in proj.fits.items() if v is None]
     if late:
         lines.append("  would not end inside the usable window at planned speed: "

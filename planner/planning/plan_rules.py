@@ -9,6 +9,7 @@ its script, which may hold the template's own line breaks but never a NUL.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable
@@ -102,6 +103,7 @@ def value_problem(data: Any, where: str = "") -> tuple[str, str] | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)
 def _limit(key: str) -> float:
     return bounds.SEED_LIMIT if "seed" in key.rsplit(".", 1)[-1] else NUMBER_LIMIT
 

@@ -102,8 +102,11 @@ def expand(runs: Any) -> None:
         if not isinstance(run, dict) or "command" in run:
             continue
         argv, shell = run.get("argv"), run.get("shell", False)
-        shown = ""
-        if isinstance(argv, list) and argv and all(type(a) is str for a in argv) \
-                and type(shell) is bool and (len(argv) == 3 or not shell):
-            shown = display(argv, shell)
+        shown: Any = ""
+        if isinstance(argv, list) and argv and (
+                shell is False or (shell is True and len(argv) == 3 and type(argv[2]) is str)):
+            try:
+                shown = display(argv, shell)
+            except TypeError:  # a word that is not text
+                shown = ""
         run["command"] = shown

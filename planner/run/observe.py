@@ -10,6 +10,7 @@ campaign's observed/planned ratio, and says so.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -162,7 +163,7 @@ def with_done_records(runs: list[Run], recs: dict[str, RunRecord], workdir: Path
         if rec is not None and rec.state == "finished":
             continue
         try:
-            done = read_done(workdir, run, run_fingerprint(run))
+            done = read_done(workdir, run, functools.partial(run_fingerprint, run))
         except LinkRefused:
             done = None
         finished = done.get("finished") if done else None

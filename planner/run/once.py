@@ -20,6 +20,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -67,9 +68,30 @@ def run_lock(workdir: Path, run: Run) -> int | None:
     return fd
 
 
-def read_done(workdir: Path, run: Run, fingerprint: str) -> dict[str, Any] | None:
-    """The run's done record when it says this run, with these parameters, finished."""
-    path = done_path(workdir, run)
+def lock_held(workdir: Path, run: Run) -> bool:
+    """Whether another launcher holds the run's lock now: probed with a shared lock that is
+    released at once, creating nothing (a missing lock file is a lock nobody holds)."""
+    path = os.path.join(workdir, run.checkpoint_dir, f"{run.id}.lock")  # as lock_path
+    try:
+        fd = open_file(path, os.O_RDONLY, shared_ok=True)
+    except OSError:  # none there, or a link (which `run` refuses)
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def read_done(workdir: Path, run: Run, fingerprint: str | Callable[[], str]
+              ) -> dict[str, Any] | None:
+    """The run's done record when it says this run, with these parameters, finished. The
+    fingerprint may be given as a function, called only when a record is there (a plan's
+    every run is looked up, and few have one)."""
+    # A string path: the look-up is made for each of a plan's runs on every status.
+    path = os.path.join(workdir, run.checkpoint_dir, f"{run.id}.done")
     try:
         fd = open_file(path, os.O_RDONLY, shared_ok=True)  # a link: LinkRefused
     except OSError:
@@ -82,8 +104,10 @@ def read_done(workdir: Path, run: Run, fingerprint: str) -> dict[str, Any] | Non
         record = json.loads(raw)
     except ValueError:  # a slot reserved but never filled in: the command did not finish
         return None
-    if not isinstance(record, dict) or record.get("run") != run.id \
-            or record.get("fingerprint") != fingerprint:
+    if not isinstance(record, dict) or record.get("run") != run.id:
+        return None
+    if record.get("fingerprint") != (fingerprint if isinstance(fingerprint, str)
+                                     else fingerprint()):
         return None
     return record
 
