@@ -13,6 +13,14 @@ before the command starts (`DONE_SLOT_BYTES` of blanks) and overwritten in place
 so writing it needs no free block.
 
     {"run":"ID","fingerprint":"…","finished":1767225600.0,"by":"…"}   (then blanks)
+
+SLURM exports made before this record kept a marker instead: a file
+`campaign-run/done/<run id>` in the working directory, holding `<date> <time>  job <id>`
+and no parameters. Such a marker still counts, for `run`, `status` and the SLURM task
+alike, when the run's manifest beside its checkpoints (which that export wrote before the
+run began) records the run's present fingerprint: the marker says the run finished, the
+manifest says with these parameters. A marker without that manifest proves nothing and is
+not read (the run's checkpoints then decide, as for any relaunch).
 """
 
 from __future__ import annotations
@@ -20,11 +28,13 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import stat
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from planner.nofollow import ensure_dir, open_file
+from planner.nofollow import LinkRefused, ensure_dir, open_file
 from planner.planning.plan import Run
 
 DONE_SLOT_BYTES = 1024
@@ -94,6 +104,8 @@ def read_done(workdir: Path, run: Run, fingerprint: str | Callable[[], str]
     path = os.path.join(workdir, run.checkpoint_dir, f"{run.id}.done")
     try:
         fd = open_file(path, os.O_RDONLY, shared_ok=True)  # a link: LinkRefused
+    except FileNotFoundError:
+        return _marker(workdir, run, fingerprint)
     except OSError:
         return None
     try:
@@ -110,6 +122,59 @@ def read_done(workdir: Path, run: Run, fingerprint: str | Callable[[], str]
                                      else fingerprint()):
         return None
     return record
+
+
+LEGACY_DONE = os.path.join("campaign-run", "done")
+"""Where SLURM exports made before the done record kept their markers (in the workdir)."""
+_legacy_seen: dict[str, tuple[float, bool]] = {}
+
+
+def _legacy_folder(workdir: Path) -> str | None:
+    """The working directory's folder of earlier markers, when there is one (a plain
+    folder). Looked at once a second, not once per run: a status reads every run's record."""
+    folder = os.path.join(workdir, LEGACY_DONE)
+    now = time.monotonic()
+    seen = _legacy_seen.get(folder)
+    if seen is None or now - seen[0] > 1.0:
+        try:
+            there = stat.S_ISDIR(os.lstat(folder).st_mode)
+        except OSError:
+            there = False
+        seen = _legacy_seen[folder] = (now, there)
+    return folder if seen[1] else None
+
+
+def _marker(workdir: Path, run: Run, fingerprint: str | Callable[[], str]
+            ) -> dict[str, Any] | None:
+    """An earlier export's done marker as a done record, when the run's manifest records
+    these parameters (see the module's docstring)."""
+    folder = _legacy_folder(workdir)
+    if folder is None:
+        return None
+    try:
+        fd = open_file(os.path.join(folder, run.id), os.O_RDONLY, shared_ok=True)
+    except (OSError, LinkRefused):  # none, or a link: not read
+        return None
+    try:
+        said = os.read(fd, 256).decode("utf-8", "replace")
+        finished = os.fstat(fd).st_mtime
+    finally:
+        os.close(fd)
+    want = fingerprint if isinstance(fingerprint, str) else fingerprint()
+    manifest = os.path.join(workdir, run.checkpoint_dir, f"{run.id}.manifest.toml")
+    try:
+        fd = open_file(manifest, os.O_RDONLY, shared_ok=True)
+    except (OSError, LinkRefused):
+        return None
+    try:
+        text = os.read(fd, 1 << 20).decode("utf-8", "replace")
+    finally:
+        os.close(fd)
+    if f'fingerprint = "{want}"' not in text.splitlines():
+        return None
+    job = said.split("  ", 1)[-1].strip().replace("\n", " ")[:80]
+    return {"run": run.id, "fingerprint": want, "finished": finished,
+            "by": f"an earlier SLURM export's marker ({job or 'no job named'})"}
 
 
 def done_words(record: dict[str, Any]) -> str:
