@@ -111,9 +111,10 @@ def write_atomic(path: str | Path, text: str, *, force: bool = False) -> None:
         raise
 
 
-def stage_text(target: Path, text: str) -> Path:
+def stage_text(target: Path, text: str, *, sync: bool = True) -> Path:
     """`text` written and synced to a temporary file beside `target`, ready to be renamed
-    over it; the temporary file is removed if writing fails."""
+    over it; the temporary file is removed if writing fails. Without `sync`, the caller
+    makes it durable (with others at once) before the rename."""
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:200]}.", suffix=".tmp",
                                dir=target.parent)
     try:
@@ -123,7 +124,8 @@ def stage_text(target: Path, text: str) -> Path:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
             fh.flush()
-            os.fsync(fh.fileno())
+            if sync:
+                os.fsync(fh.fileno())
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -33,10 +33,10 @@ def preset(tmp_path: Path) -> Path:
 def _full_disk_on(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     real = replace.stage_text
 
-    def stage(target: Path, text: str) -> Path:
+    def stage(target: Path, text: str, **how: bool) -> Path:
         if target.name == name:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(target))
-        return real(target, text)
+        return real(target, text, **how)
 
     monkeypatch.setattr(replace, "stage_text", stage)
 
