@@ -28,8 +28,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import stat
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -126,33 +124,15 @@ def read_done(workdir: Path, run: Run, fingerprint: str | Callable[[], str]
 
 LEGACY_DONE = os.path.join("campaign-run", "done")
 """Where SLURM exports made before the done record kept their markers (in the workdir)."""
-_legacy_seen: dict[str, tuple[float, bool]] = {}
-
-
-def _legacy_folder(workdir: Path) -> str | None:
-    """The working directory's folder of earlier markers, when there is one (a plain
-    folder). Looked at once a second, not once per run: a status reads every run's record."""
-    folder = os.path.join(workdir, LEGACY_DONE)
-    now = time.monotonic()
-    seen = _legacy_seen.get(folder)
-    if seen is None or now - seen[0] > 1.0:
-        try:
-            there = stat.S_ISDIR(os.lstat(folder).st_mode)
-        except OSError:
-            there = False
-        seen = _legacy_seen[folder] = (now, there)
-    return folder if seen[1] else None
-
-
 def _marker(workdir: Path, run: Run, fingerprint: str | Callable[[], str]
             ) -> dict[str, Any] | None:
     """An earlier export's done marker as a done record, when the run's manifest records
     these parameters (see the module's docstring)."""
-    folder = _legacy_folder(workdir)
-    if folder is None:
-        return None
+    # Looked for each time, never remembered as absent: an earlier export's task may
+    # finish a run (and make the folder) just before this launcher took the run's lock.
     try:
-        fd = open_file(os.path.join(folder, run.id), os.O_RDONLY, shared_ok=True)
+        fd = open_file(os.path.join(workdir, LEGACY_DONE, run.id), os.O_RDONLY,
+                       shared_ok=True)
     except (OSError, LinkRefused):  # none, or a link: not read
         return None
     try:
