@@ -61,3 +61,36 @@ def test_a_plan_written_with_every_field_reads_the_same(planned: Path, tmp_path:
     old.write_text(dumps(plan.model_dump(mode="json")))
     assert "command = " in old.read_text()
     assert read_plan(old) == plan
+
+
+SCALARS = st.one_of(st.text(max_size=6), st.integers(-(2**64), 2**64), st.floats(),
+                    st.booleans(), st.sampled_from(["a\nb", "x\x00", "\x1b[2J", "ok"]))
+KEYS = st.sampled_from(["id", "seed", "argv", "command", "card", "steps", "note", "seedx"])
+TABLE = st.dictionaries(KEYS, st.one_of(SCALARS, st.lists(SCALARS, max_size=3),
+                                        st.dictionaries(KEYS, SCALARS, max_size=2)),
+                        max_size=5)
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.dictionaries(st.sampled_from(["runs", "held", "not_fitting", "campaign"]),
+                            st.one_of(st.lists(TABLE, max_size=3), TABLE), max_size=3))
+def test_checking_a_table_at_once_finds_what_the_walk_finds(data: dict[str, Any]) -> None:
+    """The quick check of each run's table never lets through what the value-by-value
+    walk refuses, and names the same key."""
+    from planner.planning import plan_rules
+
+    walked = None
+    for k, v in data.items():
+        walked = plan_rules._walk(v, k)
+        if walked:
+            break
+    assert plan_rules.value_problem(data) == walked
+
+
+def test_a_held_runs_script_may_hold_line_breaks_as_a_runs_may() -> None:
+    from planner.planning.plan_rules import value_problem
+
+    script = {"argv": ["/bin/sh", "-c", "a\nb"], "command": "a\nb"}
+    assert value_problem({"runs": [script], "held": [script]}) is None
+    assert value_problem({"held": [{**script, "id": "a\nb"}]}) == (
+        "held[0].id", "holds a control character (a line break, a tab or an escape)")

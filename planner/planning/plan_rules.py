@@ -33,6 +33,10 @@ NUMBER_LIMIT = 1e15
 """No number of a plan is larger, seeds apart (they share the preset's 64-bit bound)."""
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SCRIPT_FIELDS = ("command", "argv")
+_RUN_TABLES = ("runs", "held")
+"""Arrays of runs (a replan keeps the runs it left out in `held`): their scripts may hold
+the template's own line breaks."""
+_RUN_PREFIXES = tuple(f"{name}[" for name in _RUN_TABLES)
 
 
 def check_created(v: str) -> str:
@@ -90,7 +94,7 @@ def value_problem(data: Any, where: str = "") -> tuple[str, str] | None:
         if isinstance(v, list) and v and all(type(t) is dict for t in v):
             # Arrays of tables (the runs): each table checked at once, and walked value by
             # value, naming the key, only when something in it is found wrong.
-            script = k == "runs"
+            script = k in _RUN_TABLES
             for i, table in enumerate(v):
                 if not _clean(table, script):
                     found = _walk(table, f"{k}[{i}]")
@@ -158,7 +162,8 @@ def _walk(data: Any, where: str) -> tuple[str, str] | None:
 def _text_problem(key: str, value: str) -> str | None:
     if "\0" in value:
         return "holds a NUL character"
-    script = key.startswith("runs[") and key.split(".", 1)[-1].startswith(_SCRIPT_FIELDS)
+    script = key.startswith(_RUN_PREFIXES) \
+        and key.split(".", 1)[-1].startswith(_SCRIPT_FIELDS)
     if not script and _CONTROL.search(value):
         return "holds a control character (a line break, a tab or an escape)"
     return None

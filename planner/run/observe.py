@@ -18,7 +18,7 @@ from typing import Any
 from planner.nofollow import LinkRefused
 from planner.planning.plan import Plan, Run
 from planner.run.journal import RunRecord
-from planner.run.once import read_done
+from planner.run.once import folders_present, read_done
 from planner.run.params import run_fingerprint
 
 OBSERVED, CAMPAIGN, PLANNED = "observed", "campaign ratio", "planned"
@@ -158,9 +158,10 @@ def with_done_records(runs: list[Run], recs: dict[str, RunRecord], workdir: Path
     finished: their done record beside their checkpoints says so, with these parameters,
     though this journal does not."""
     out = dict(recs)
+    present = folders_present(workdir, runs)  # a record lives in its run's folder
     for run in runs:
         rec = out.get(run.id)
-        if rec is not None and rec.state == "finished":
+        if (rec is not None and rec.state == "finished") or run.checkpoint_dir not in present:
             continue
         try:
             done = read_done(workdir, run, functools.partial(run_fingerprint, run))

@@ -28,7 +28,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +60,31 @@ def prepare_folder(workdir: Path, run: Run) -> Path:
     refused. The root itself is the user's choice of place and may be a link."""
     folder = run_folder(workdir, run)
     return ensure_dir(folder, folder.parent)
+
+
+def folders_present(workdir: Path, runs: Iterable[Run]) -> set[str]:
+    """The runs' checkpoint folders (as the plan names them) that exist now, each parent
+    folder listed once: a look-up over a plan's every run (`status`, `run --dry-run`) then
+    opens only the records and locks that can be there. A snapshot, for one pass over the
+    runs; a launcher deciding to start a run reads its record itself, lock held."""
+    listed: dict[str, frozenset[str] | None] = {}
+    out = set()
+    for run in runs:
+        folder = run.checkpoint_dir
+        if folder in out:
+            continue
+        parent, name = os.path.split(os.path.normpath(os.path.join(workdir, folder)))
+        if parent not in listed:
+            try:
+                listed[parent] = frozenset(os.listdir(parent))
+            except (FileNotFoundError, NotADirectoryError):
+                listed[parent] = frozenset()
+            except OSError:  # unreadable: every folder under it may be there
+                listed[parent] = None
+        names = listed[parent]
+        if names is None or name in names:
+            out.add(folder)
+    return out
 
 
 def run_lock(workdir: Path, run: Run) -> int | None:
