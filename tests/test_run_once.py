@@ -102,3 +102,20 @@ def test_a_dry_run_in_another_workdir_says_what_run_would_do(tmp_path: Path) -> 
     shown = next(ln for ln in dry.stdout.splitlines() if f" {held.id} " in ln)
     assert "running elsewhere" in shown, dry.stdout
     assert dry.stdout.count("(fresh)") == len(h.load(other).runs) - 1
+
+
+def test_the_folders_present_are_those_that_exist_however_the_plan_spells_them(
+        tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from planner.run.once import folders_present
+
+    wd, other = tmp_path / "wd", tmp_path / "disk"
+    (wd / "c" / "a").mkdir(parents=True)
+    (wd / "top").mkdir()
+    (other / "z").mkdir(parents=True)
+    spelled = ["c/a", "c/b", "c//a", "c/a/", "c/./a", "./c/a", "top", "top/.", "nope",
+               f"{other}/z", f"{other}/y", "nowhere/x"]
+    runs = [SimpleNamespace(checkpoint_dir=d) for d in spelled]
+    assert folders_present(wd, runs) == {  # type: ignore[arg-type]
+        "c/a", "c//a", "c/a/", "c/./a", "./c/a", "top", "top/.", f"{other}/z"}

@@ -73,10 +73,17 @@ def folders_present(workdir: Path, runs: Iterable[Run]) -> set[str]:
         folder = run.checkpoint_dir
         if folder in out:
             continue
-        parent, name = os.path.split(os.path.normpath(os.path.join(workdir, folder)))
+        # Split as the plan spells it (every run's folder is looked at): the parent is
+        # joined to the workdir once, when first listed.
+        head, slash, name = folder.rstrip("/").rpartition("/")
+        if name in ("", ".", ".."):
+            head, name = os.path.split(os.path.normpath(os.path.join(workdir, folder)))
+        elif slash and not head:
+            head = "/"
+        parent = head
         if parent not in listed:
             try:
-                listed[parent] = frozenset(os.listdir(parent))
+                listed[parent] = frozenset(os.listdir(os.path.join(workdir, parent)))
             except (FileNotFoundError, NotADirectoryError):
                 listed[parent] = frozenset()
             except OSError:  # unreadable: every folder under it may be there
