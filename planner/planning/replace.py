@@ -9,7 +9,6 @@ removed again when the export fails. Errors are one line naming the file.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
 import os
 import shutil
@@ -125,6 +124,8 @@ def replace_together(out: Path, texts: Sequence[Text], moves: Sequence[Move] = (
 @functools.cache
 def _syncfs() -> Callable[[int], int] | None:
     """Linux's syncfs(2): every written block of one filesystem to disk in one call."""
+    import ctypes  # only when files are written: a headless plan's import stays small
+
     try:
         fn = ctypes.CDLL(None, use_errno=True).syncfs
     except (OSError, AttributeError):
