@@ -121,6 +121,10 @@ def replace_together(out: Path, texts: Sequence[Text], moves: Sequence[Move] = (
                 os.close(fd)
 
 
+SYNCFS_FROM = 64
+"""More files than this are made durable with one syncfs rather than an fsync each."""
+
+
 @functools.cache
 def _syncfs() -> Callable[[int], int] | None:
     """Linux's syncfs(2): every written block of one filesystem to disk in one call."""
@@ -136,11 +140,13 @@ def _syncfs() -> Callable[[int], int] | None:
 
 def durable(files: Sequence[Path], folder: Path) -> None:
     """Make the content of the written `files` (all on `folder`'s filesystem) durable
-    before they are renamed into place: one syncfs for them all where the system has it
-    (an export writes a file per run: an fsync each took a minute at 10,000 runs), else
-    an fsync of each."""
+    before they are renamed into place: one syncfs for many where the system has it (a
+    SLURM export writes a file per run: an fsync each took most of a minute at 10,000
+    runs), else an fsync of each."""
     fn = _syncfs()
-    if fn is not None and len(files) > 1:
+    # A few files are cheaper each on its own: syncfs also waits for whatever else is
+    # being written to that filesystem (checkpoints of runs on the same disk).
+    if fn is not None and len(files) > SYNCFS_FROM:
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
         try:
             if fn(fd) == 0:
