@@ -141,7 +141,7 @@ def _syncfs() -> Callable[[int], int] | None:
 def durable(files: Sequence[Path], folder: Path) -> None:
     """Make the content of the written `files` (all on `folder`'s filesystem) durable
     before they are renamed into place: one syncfs for many where the system has it (a
-    SLURM export writes a file per run: an fsync each took most of a minute at 10,000
+    SLURM export writes a file per run: their fsyncs were most of its time at 10,000
     runs), else an fsync of each."""
     fn = _syncfs()
     # A few files are cheaper each on its own: syncfs also waits for whatever else is
