@@ -114,7 +114,7 @@ def lock_held(workdir: Path, run: Run) -> bool:
     path = os.path.join(workdir, run.checkpoint_dir, f"{run.id}.lock")  # as lock_path
     try:
         fd = open_file(path, os.O_RDONLY, shared_ok=True)
-    except OSError:  # none there, or a link (which `run` refuses)
+    except (OSError, LinkRefused):  # none there, or a link (which `run` refuses)
         return False
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
