@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import tomli_w
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -94,3 +95,19 @@ def test_a_held_runs_script_may_hold_line_breaks_as_a_runs_may() -> None:
     assert value_problem({"runs": [script], "held": [script]}) is None
     assert value_problem({"held": [{**script, "id": "a\nb"}]}) == (
         "held[0].id", "holds a control character (a line break, a tab or an escape)")
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text())
+def test_strings_are_written_as_tomli_w_writes_them(text: str) -> None:
+    assert f"v = {plan_text.string(text)}\n" == tomli_w.dumps({"v": text})
+
+
+def test_a_manifest_is_what_tomli_w_writes_for_it(planned: Path) -> None:
+    from planner.run.params import MANIFEST_HEADER, manifest_text, run_fingerprint, run_parameters
+
+    for run in [*h.load(planned).runs]:
+        for edited in (run, run.model_copy(update={"value": "tab\there \"q\" é\\"})):
+            doc = {"run_id": edited.id, "fingerprint": run_fingerprint(edited),
+                   "parameters": run_parameters(edited)}
+            assert manifest_text(edited) == MANIFEST_HEADER + tomli_w.dumps(doc)

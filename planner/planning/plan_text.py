@@ -26,9 +26,9 @@ from planner.spec.templates import display
 DERIVED = ("command",)
 """Fields never written: derived from the others on reading."""
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-_ESCAPE = re.compile(r'[\x00-\x1f\x7f"\\]')
-_SHORT = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r", '"': '\\"',
-          "\\": "\\\\"}
+# Escaped as tomli-w escapes them (a tab stays as it is): the same text, byte for byte.
+_ESCAPE = re.compile(r'[\x00-\x08\x0a-\x1f\x7f"\\]')
+_SHORT = {"\b": "\\b", "\n": "\\n", "\f": "\\f", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
 
 
 def _defaults() -> dict[str, Any]:
@@ -45,13 +45,15 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def string(s: str) -> str:
-    """A TOML basic string of `s` (every control character and DEL escaped)."""
+    """A TOML basic string of `s` (every control character but tab, and DEL, escaped), as
+    tomli-w writes it."""
     if _ESCAPE.search(s) is None:
         return f'"{s}"'
     return '"' + _ESCAPE.sub(_escape, s) + '"'
 
 
-def _key(k: str) -> str:
+def key(k: str) -> str:
+    """A key as TOML writes it: bare when it may be, else quoted."""
     return k if _BARE_KEY.fullmatch(k) else string(k)
 
 
@@ -72,7 +74,7 @@ def literal(v: Any) -> str:
     if isinstance(v, Mapping):
         if not v:
             return "{}"
-        return "{ " + ", ".join(f"{_key(k)} = {literal(x)}" for k, x in v.items()) + " }"
+        return "{ " + ", ".join(f"{key(k)} = {literal(x)}" for k, x in v.items()) + " }"
     raise TypeError(f"a {type(v).__name__} is not written to a plan")
 
 
@@ -88,7 +90,7 @@ def tables(name: str, runs: Iterable[Mapping[str, Any]]) -> str:
     out: list[str] = []
     for run in runs:
         out.append(f"\n[[{name}]]\n")
-        out.extend(f"{k} = {literal(v)}\n" for k, v in compact(run).items())
+        out.extend(f"{key(k)} = {literal(v)}\n" for k, v in compact(run).items())
     return "".join(out)
 
 
