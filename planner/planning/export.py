@@ -63,6 +63,20 @@ def read_plan(path: str | Path) -> Plan:
         # collector's reach, later passes over the young objects do not walk them again.
         gc.freeze()
         return cached
+    # Reading makes millions of objects that all live on (the parsed tables, then the
+    # runs): the collector's passes over them would free nothing and cost seconds.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        plan = _read_in_full(raw, path)
+    finally:
+        if enabled:
+            gc.enable()
+    gc.freeze()
+    return plan
+
+
+def _read_in_full(raw: bytes, path: str | Path) -> Plan:
     data = parse_toml(raw, path)
     runs = data.get("runs")
     if isinstance(runs, list) and runs and isinstance(runs[0], dict) and "argv" not in runs[0] \
@@ -78,5 +92,6 @@ def read_plan(path: str | Path) -> Plan:
         plan = Plan.model_validate(data)
     except ValidationError as exc:
         raise from_validation(exc, path) from None
+    del data  # the parsed tables go before the entry is made
     plan_cache.store(raw, plan)
     return plan
