@@ -11,7 +11,7 @@ configurations × 1,000 seeds) on 256 cards, each command the plain argument vec
 2. `campaign-planner status` on the plan, no journal yet, target at most 3 s;
 3. `campaign-planner run --dry-run`, target at most 5 s;
 4. with `--slurm`, `campaign-planner slurm`: the array scripts and one manifest per run
-   (no target; minutes at 100,000 runs).
+   (no target), made durable together before they are renamed into place.
 
 Steps 2 and 3 are timed twice: with the cache of checked plans (`plan` filled it, as it
 does on the machine that planned) and without it (`CAMPAIGN_PLANNER_CACHE=off`: a plan.toml

@@ -51,7 +51,7 @@ def ensure_dir(path: Path, trusted: Path) -> Path:
     return path
 
 
-def open_file(path: Path, flags: int, mode: int = 0o644, *, shared_ok: bool = False) -> int:
+def open_file(path: str | Path, flags: int, mode: int = 0o644, *, shared_ok: bool = False) -> int:
     """`os.open` that never follows a link at `path` and opens only a plain file. Unless
     `shared_ok`, a file with a second hard link is refused too: writing it in place would
     change the other name's content."""

@@ -5,12 +5,18 @@ from __future__ import annotations
 import functools
 import os
 import tempfile
-import tomllib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from planner.errors import InputError
+
+try:
+    # The parser tomllib is a copy of, in its compiled build: the same grammar, read about
+    # three times faster (seconds on the largest plan.toml).
+    from tomli import TOMLDecodeError, loads
+except ImportError:  # pragma: no cover - the standard library's copy
+    from tomllib import TOMLDecodeError, loads  # type: ignore[assignment]
 
 
 def read_bytes(path: str | Path) -> bytes:
@@ -74,8 +80,8 @@ def parse_toml(raw: bytes | str, path: str | Path) -> dict[str, Any]:
     except UnicodeDecodeError:
         raise InputError("not UTF-8 text", file=path) from None
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        return loads(text)
+    except TOMLDecodeError as exc:
         raise InputError(f"not valid TOML: {exc}", file=path) from None
 
 
@@ -105,9 +111,10 @@ def write_atomic(path: str | Path, text: str, *, force: bool = False) -> None:
         raise
 
 
-def stage_text(target: Path, text: str) -> Path:
+def stage_text(target: Path, text: str, *, sync: bool = True) -> Path:
     """`text` written and synced to a temporary file beside `target`, ready to be renamed
-    over it; the temporary file is removed if writing fails."""
+    over it; the temporary file is removed if writing fails. Without `sync`, the caller
+    makes it durable (with others at once) before the rename."""
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:200]}.", suffix=".tmp",
                                dir=target.parent)
     try:
@@ -117,7 +124,8 @@ def stage_text(target: Path, text: str) -> Path:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
             fh.flush()
-            os.fsync(fh.fileno())
+            if sync:
+                os.fsync(fh.fileno())
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -33,10 +33,10 @@ def preset(tmp_path: Path) -> Path:
 def _full_disk_on(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     real = replace.stage_text
 
-    def stage(target: Path, text: str) -> Path:
+    def stage(target: Path, text: str, **how: bool) -> Path:
         if target.name == name:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(target))
-        return real(target, text)
+        return real(target, text, **how)
 
     monkeypatch.setattr(replace, "stage_text", stage)
 
@@ -103,3 +103,15 @@ def test_a_bad_out_is_one_line_and_writes_nothing(tmp_path: Path, preset: Path, 
 
 def _tree(folder: Path) -> dict[str, tuple[int, int]]:
     return {str(p): (p.lstat().st_size, p.lstat().st_mtime_ns) for p in folder.rglob("*")}
+
+
+@pytest.mark.parametrize("syncfs", [True, False])
+def test_many_files_replace_together_with_or_without_syncfs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, syncfs: bool) -> None:
+    if not syncfs:
+        monkeypatch.setattr(replace, "_syncfs", lambda: None)
+    out = tmp_path / "out"
+    files = [(out / "m" / f"{i}.toml", f"n = {i}\n") for i in range(replace.SYNCFS_FROM + 5)]
+    replace.replace_together(out, files, force=False)
+    assert [p.read_text() for p, _ in files] == [t for _, t in files]
+    assert not [p for p in out.rglob("*") if p.name.startswith(".")], "no staged file left"

@@ -50,7 +50,7 @@ EDITS = {
     "card-index": ("runs.0.card", [7], "runs[0].card"),
     "depends": ("runs.0.depends_on", "nowhere", "runs[0].depends_on"),
     "ends-before": ("runs.0.end_h", 0.0, "runs[0].end_h"),
-    "argv-mismatch": ("runs.0.argv", ["sh", "-c", "touch MARKER"], "runs[0].command"),
+    "command-mismatch": ("runs.0.command", "sh -c 'touch MARKER'", "runs[0].command"),
     "argv-empty": ("runs.0.argv", [], "runs[0].argv"),
     "argv-newline": ("runs.0.argv", ["echo", "a\nb"], "runs[0].argv"),
     "argv-nul": ("runs.0.argv", ["echo", "a\0b"], "runs[0].argv"),
@@ -113,7 +113,9 @@ def test_a_hand_edited_argv_and_command_that_agree_run_as_edited(tmp_path: Path)
 def test_a_plan_written_before_argv_was_recorded_asks_to_plan_again(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     plan_path = h.make_plan(tmp_path / "p", h.preset(seeds=(0,), robustness=[]))
-    _edit(plan_path, lambda data: [r.pop(k) for r in data["runs"] for k in ("argv", "shell")])
+    # Such a plan showed each run's command and held no argument vector.
+    _edit(plan_path, lambda data: [r.update(command=" ".join(r.pop("argv")))
+                                   for r in data["runs"]])
     assert main(["run", "--dry-run", str(plan_path)]) == 2
     err = capsys.readouterr().err
     assert "runs[0].argv" in err and "plan the preset again" in err and err.count("\n") == 1

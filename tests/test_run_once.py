@@ -69,3 +69,53 @@ def test_two_executors_at_once_over_shared_checkpoints_run_each_run_once(
     # Each run started by exactly one of them, and found done by the other.
     assert said.count(" started ") == len(runs) and said.count("finished before") == len(runs)
     assert "(1 cannot start)" not in said and "0 not done" in said
+
+
+def test_a_dry_run_in_another_workdir_says_what_run_would_do(tmp_path: Path) -> None:
+    """Runs finished from elsewhere are done in the dry run too (not `fresh`), and a run
+    whose lock another launcher holds is shown waiting for it."""
+    import fcntl
+    import os
+
+    from planner.run.once import lock_path
+
+    plan_path = h.make_plan(tmp_path / "one", _shared(tmp_path))
+    plan = h.load(plan_path)
+    first = h.cli("run", str(plan_path), "--poll", "0.02")
+    assert first.returncode == 0, first.stdout
+    dry = h.cli("run", "--dry-run", str(plan_path), "--workdir", str(tmp_path / "two"))
+    assert dry.returncode == 0, dry.stderr
+    assert "(fresh)" not in dry.stdout and "after " not in dry.stdout
+    line = next(ln for ln in dry.stdout.splitlines() if "done elsewhere" in ln)
+    assert all(r.id in line for r in plan.runs), dry.stdout
+    # A fresh plan over other checkpoints, one run's lock held by another launcher.
+    other = h.make_plan(tmp_path / "other", h.preset(seeds=(0,), robustness=[]))
+    held = h.load(other).runs[0]
+    path = lock_path(other.parent, held)
+    path.parent.mkdir(parents=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        dry = h.cli("run", "--dry-run", str(other))
+    finally:
+        os.close(fd)
+    shown = next(ln for ln in dry.stdout.splitlines() if f" {held.id} " in ln)
+    assert "running elsewhere" in shown, dry.stdout
+    assert dry.stdout.count("(fresh)") == len(h.load(other).runs) - 1
+
+
+def test_the_folders_present_are_those_that_exist_however_the_plan_spells_them(
+        tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from planner.run.once import folders_present
+
+    wd, other = tmp_path / "wd", tmp_path / "disk"
+    (wd / "c" / "a").mkdir(parents=True)
+    (wd / "top").mkdir()
+    (other / "z").mkdir(parents=True)
+    spelled = ["c/a", "c/b", "c//a", "c/a/", "c/./a", "./c/a", "top", "top/.", "nope",
+               f"{other}/z", f"{other}/y", "nowhere/x"]
+    runs = [SimpleNamespace(checkpoint_dir=d) for d in spelled]
+    assert folders_present(wd, runs) == {  # type: ignore[arg-type]
+        "c/a", "c//a", "c/a/", "c/./a", "./c/a", "top", "top/.", f"{other}/z"}

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from planner.cli.args import Parser
-from planner.planning.plan import Plan
+from planner.planning.plan import Plan, Run
 from planner.run import prepare
 from planner.run.journal import History, Workspace
 
@@ -53,10 +54,18 @@ def run_parser() -> Parser:
 def dry_run(plan: Plan, plan_path: Path, ws: Workspace, hist: History,
             cards: list[int]) -> str:
     """What `run` would do now, in words."""
+    from planner.run.observe import with_done_records
+    from planner.run.once import folders_present, lock_held
     from planner.run.status import current, executor_alive, group, project, span
 
-    recs = current(plan, hist)
+    journalled = current(plan, hist)
+    # The same records `run` reads once it holds each run's lock: a run finished from
+    # another working directory, plan copy or SLURM task is not run again.
+    recs = with_done_records(plan.runs, journalled, ws.workdir)
     groups = {r.id: group(r, recs[r.id], recs) for r in plan.runs}
+    elsewhere = {r.id for r in plan.runs
+                 if groups[r.id] == "done" and journalled[r.id].state != "finished"}
+    present = folders_present(ws.workdir, plan.runs)  # where a run's lock can be
     proj = project(plan, recs, groups, 0.0, len(cards), pace=1.0)
     lines = ["Dry run: nothing is started and nothing is written.",
              f"Plan      {plan_path} ({plan.campaign.id}, {len(plan.runs)} runs)",
@@ -77,7 +86,10 @@ def dry_run(plan: Plan, plan_path: Path, ws: Workspace, hist: History,
         when = "now" if start < 1e-9 else f"in {span(start * 3600)}"
         if groups[rid] == "running":
             what = "running now: adopted, not restarted"
-        elif (ws.workdir / run.resume).exists() and run.kind == "train":
+        elif run.checkpoint_dir in present and lock_held(
+                os.path.join(ws.workdir, run.checkpoint_dir, f"{run.id}.lock")):
+            what = "running elsewhere: waits for its lock, then runs only if not done"
+        elif run.kind == "train" and _resumable(run, present, ws.workdir):
             what = f"resumes from {run.resume}"
         else:
             what = "fresh" if not run.depends_on else f"after {run.depends_on}"
@@ -85,14 +97,24 @@ def dry_run(plan: Plan, plan_path: Path, ws: Workspace, hist: History,
         lines += [f"  {when:<22} card {on:<4} {rid}  ({what})",
                   f"  {'':<22} {mode}: {run.command}"]
     for name in ("done", "failed", "blocked"):
-        ids = [r.id for r in plan.runs if groups[r.id] == name]
+        ids = [r.id for r in plan.runs if groups[r.id] == name and r.id not in elsewhere]
         if ids:
             lines.append(f"  {name} (not started): " + ", ".join(ids))
+    if elsewhere:
+        lines.append("  done elsewhere (their done records say so; not run again): "
+                     + ", ".join(r.id for r in plan.runs if r.id in elsewhere))
     late = [rid for rid, v in proj.fits.items() if v is None]
     if late:
         lines.append("  would not end inside the usable window at planned speed: "
                      + ", ".join(late))
     return "\n".join(lines)
+
+
+def _resumable(run: Run, present: set[str], workdir: Path) -> bool:
+    """Whether the run's resume path is there (never, inside a folder that is not)."""
+    inside = run.resume.startswith(run.checkpoint_dir.rstrip("/") + "/")
+    return (run.checkpoint_dir in present or not inside) \
+        and os.path.exists(os.path.join(workdir, run.resume))
 
 
 def cmd_run(argv: Sequence[str]) -> int:

@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from planner.errors import InputError, from_validation
-from planner.planning import plan_cache
+from planner.planning import plan_cache, plan_text
 from planner.planning.order import Order
 from planner.planning.plan import Plan
 from planner.planning.plan_rules import value_problem
@@ -22,9 +22,16 @@ HEADER_PLAN = ("# campaign-planner plan: runs in plan order, times in hours from
 HEADER_ORDER = "# campaign-planner rental order matching the plan with the same plan_id.\n\n"
 
 
+RUN_TABLES = ("runs", "held")
+"""Arrays of runs, written one compact table per run (`plan_text`)."""
+
+
 def plan_toml(plan: Plan) -> str:
     """`plan.toml` text; the same plan always gives the same bytes."""
-    return HEADER_PLAN + dumps(plan.model_dump(mode="json"))
+    data = plan.model_dump(mode="json")
+    runs = {name: data.pop(name) for name in RUN_TABLES if data.get(name)}
+    return HEADER_PLAN + dumps(data) + "".join(
+        plan_text.tables(name, rows) for name, rows in runs.items())
 
 
 def order_toml(order: Order) -> str:
@@ -56,12 +63,28 @@ def read_plan(path: str | Path) -> Plan:
         # collector's reach, later passes over the young objects do not walk them again.
         gc.freeze()
         return cached
+    # Reading makes millions of objects that all live on (the parsed tables, then the
+    # runs): the collector's passes over them would free nothing and cost seconds.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        plan = _read_in_full(raw, path)
+    finally:
+        if enabled:
+            gc.enable()
+    gc.freeze()
+    return plan
+
+
+def _read_in_full(raw: bytes, path: str | Path) -> Plan:
     data = parse_toml(raw, path)
     runs = data.get("runs")
     if isinstance(runs, list) and runs and isinstance(runs[0], dict) and "argv" not in runs[0] \
             and "command" in runs[0]:
         raise InputError("written before plans recorded each command's argument vector: "
                          "plan the preset again", file=path, field="runs[0].argv")
+    for name in RUN_TABLES:
+        plan_text.expand(data.get(name))
     problem = value_problem(data)
     if problem:
         raise InputError(problem[1], file=path, field=problem[0])
@@ -69,5 +92,6 @@ def read_plan(path: str | Path) -> Plan:
         plan = Plan.model_validate(data)
     except ValidationError as exc:
         raise from_validation(exc, path) from None
+    del data  # the parsed tables go before the entry is made
     plan_cache.store(raw, plan)
     return plan

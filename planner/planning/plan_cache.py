@@ -45,8 +45,9 @@ def _run(values: dict[str, Any]) -> Run:
     return run
 
 
-_RULES = ("planning/plan.py", "planning/plan_rules.py", "spec/paths.py", "spec/templates.py",
-          "spec/bounds.py", "spec/base.py", "spec/preset.py")
+_RULES = ("planning/plan.py", "planning/plan_rules.py", "planning/plan_text.py",
+          "planning/export.py", "spec/paths.py", "spec/templates.py", "spec/bounds.py",
+          "spec/base.py", "spec/preset.py")
 
 
 @functools.cache
@@ -139,9 +140,12 @@ def store(raw: bytes, plan: Plan) -> None:
         where.mkdir(parents=True, exist_ok=True, mode=0o700)
         if not _private(where):
             return
-        dump = plan.model_dump(mode="json")
+        dump = plan.model_copy(update={"runs": []}).model_dump(mode="json")
+        del dump["runs"]
         fields = list(Run.model_fields)
-        rows = [[r[f] for f in fields] for r in dump.pop("runs")]
+        # A run's values are JSON's own types already (text, numbers, lists of them):
+        # read directly, without dumping each of a large plan's runs.
+        rows = [[r.__dict__[f] for f in fields] for r in plan.runs]
         text = json.dumps({"plan": dump, "fields": fields, "runs": rows},
                           separators=(",", ":"))
         fd, tmp = tempfile.mkstemp(dir=where, prefix=".tmp-", suffix=".json")

@@ -9,6 +9,7 @@ its script, which may hold the template's own line breaks but never a NUL.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable
@@ -32,6 +33,10 @@ NUMBER_LIMIT = 1e15
 """No number of a plan is larger, seeds apart (they share the preset's 64-bit bound)."""
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SCRIPT_FIELDS = ("command", "argv")
+_RUN_TABLES = ("runs", "held")
+"""Arrays of runs (a replan keeps the runs it left out in `held`): their scripts may hold
+the template's own line breaks."""
+_RUN_PREFIXES = tuple(f"{name}[" for name in _RUN_TABLES)
 
 
 def check_created(v: str) -> str:
@@ -61,7 +66,8 @@ def check_run(run: Run) -> None:
         raise ValueError("@argv: the program to start is empty")
     if run.shell and (len(run.argv) != 3 or tuple(run.argv[:2]) != SHELL):
         raise ValueError(f"@argv: a shell command is {list(SHELL)} and its script")
-    if not run.shell and any("\n" in a or "\r" in a for a in run.argv):
+    words = "".join(run.argv)
+    if not run.shell and ("\n" in words or "\r" in words):
         raise ValueError("@argv: an argument holds a line break")
     if display(run.argv, run.shell) != run.command:
         raise ValueError("@command: does not match argv, which is what runs; edit argv "
@@ -99,6 +105,57 @@ def check_held_runs(held: Iterable[Run], ids: set[str], cards: int) -> None:
 def value_problem(data: Any, where: str = "") -> tuple[str, str] | None:
     """The first value in an edited plan no model should meet: a number that is not finite
     or is far beyond any plan's, or text with a control character."""
+    if where or not isinstance(data, dict):
+        return _walk(data, where)
+    for k, v in data.items():
+        if isinstance(v, list) and v and all(type(t) is dict for t in v):
+            # Arrays of tables (the runs): each table checked at once, and walked value by
+            # value, naming the key, only when something in it is found wrong.
+            script = k in _RUN_TABLES
+            for i, table in enumerate(v):
+                if not _clean(table, script):
+                    found = _walk(table, f"{k}[{i}]")
+                    if found:
+                        return found
+            continue
+        found = _walk(v, str(k))
+        if found:
+            return found
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _limit(key: str) -> float:
+    return bounds.SEED_LIMIT if "seed" in key.rsplit(".", 1)[-1] else NUMBER_LIMIT
+
+
+def _clean(table: dict[str, Any], script: bool) -> bool:
+    """True when `_walk` would find nothing in this table of plain values; False when it
+    may (then it names what)."""
+    texts: list[str] = []
+    scripts: list[str] = []
+    for k, v in table.items():
+        kind = type(v)
+        if kind is list:
+            if all(type(x) is str for x in v):
+                v, kind = "".join(v), str
+            elif all(type(x) is int for x in v):
+                if v and max(max(v), -min(v)) > _limit(k):
+                    return False
+                continue
+            else:
+                return False
+        if kind is str:
+            (scripts if script and k.startswith(_SCRIPT_FIELDS) else texts).append(v)
+        elif kind is int or kind is float:
+            if not abs(v) <= _limit(k):  # nan and inf too
+                return False
+        elif kind is not bool:
+            return False
+    return _CONTROL.search("".join(texts)) is None and "\0" not in "".join(scripts)
+
+
+def _walk(data: Any, where: str) -> tuple[str, str] | None:
     stack: list[tuple[str, Any]] = [(where, data)]
     while stack:
         key, value = stack.pop()
@@ -113,17 +170,17 @@ def value_problem(data: Any, where: str = "") -> tuple[str, str] | None:
                 return key, found
         elif isinstance(value, float) and not math.isfinite(value):
             return key, "not a finite number"
-        elif isinstance(value, int | float) and not isinstance(value, bool):
-            limit = bounds.SEED_LIMIT if "seed" in key.rsplit(".", 1)[-1] else NUMBER_LIMIT
-            if abs(value) > limit:
-                return key, "a number far beyond any plan's"
+        elif isinstance(value, int | float) and not isinstance(value, bool) \
+                and abs(value) > _limit(key):
+            return key, "a number far beyond any plan's"
     return None
 
 
 def _text_problem(key: str, value: str) -> str | None:
     if "\0" in value:
         return "holds a NUL character"
-    script = key.startswith(("runs[", "held[")) and key.split(".", 1)[-1].startswith(_SCRIPT_FIELDS)
+    script = key.startswith(_RUN_PREFIXES) \
+        and key.split(".", 1)[-1].startswith(_SCRIPT_FIELDS)
     if not script and _CONTROL.search(value):
         return "holds a control character (a line break, a tab or an escape)"
     return None

@@ -10,6 +10,7 @@ campaign's observed/planned ratio, and says so.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 from planner.nofollow import LinkRefused
 from planner.planning.plan import Plan, Run
 from planner.run.journal import RunRecord
-from planner.run.once import read_done
+from planner.run.once import folders_present, read_done
 from planner.run.params import run_fingerprint
 
 OBSERVED, CAMPAIGN, PLANNED = "observed", "campaign ratio", "planned"
@@ -191,12 +192,13 @@ def with_done_records(runs: list[Run], recs: dict[str, RunRecord], workdir: Path
     finished: their done record beside their checkpoints says so, with these parameters,
     though this journal does not."""
     out = dict(recs)
+    present = folders_present(workdir, runs)  # a record lives in its run's folder
     for run in runs:
         rec = out.get(run.id)
-        if rec is not None and rec.state == "finished":
+        if (rec is not None and rec.state == "finished") or run.checkpoint_dir not in present:
             continue
         try:
-            done = read_done(workdir, run, run_fingerprint(run))
+            done = read_done(workdir, run, functools.partial(run_fingerprint, run))
         except LinkRefused:
             done = None
         finished = done.get("finished") if done else None

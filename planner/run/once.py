@@ -13,6 +13,14 @@ before the command starts (`DONE_SLOT_BYTES` of blanks) and overwritten in place
 so writing it needs no free block.
 
     {"run":"ID","fingerprint":"…","finished":1767225600.0,"by":"…"}   (then blanks)
+
+SLURM exports made before this record kept a marker instead: a file
+`campaign-run/done/<run id>` in the working directory, holding `<date> <time>  job <id>`
+and no parameters. Such a marker still counts, for `run`, `status` and the SLURM task
+alike, when the run's manifest beside its checkpoints (which that export wrote before the
+run began) records the run's present fingerprint: the marker says the run finished, the
+manifest says with these parameters. A marker without that manifest proves nothing and is
+not read (the run's checkpoints then decide, as for any relaunch).
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +62,38 @@ def prepare_folder(workdir: Path, run: Run) -> Path:
     return ensure_dir(folder, folder.parent)
 
 
+def folders_present(workdir: Path, runs: Iterable[Run]) -> set[str]:
+    """The runs' checkpoint folders (as the plan names them) that exist now, each parent
+    folder listed once: a look-up over a plan's every run (`status`, `run --dry-run`) then
+    opens only the records and locks that can be there. A snapshot, for one pass over the
+    runs; a launcher deciding to start a run reads its record itself, lock held."""
+    listed: dict[str, frozenset[str] | None] = {}
+    out = set()
+    for run in runs:
+        folder = run.checkpoint_dir
+        if folder in out:
+            continue
+        # Split as the plan spells it (every run's folder is looked at): the parent is
+        # joined to the workdir once, when first listed.
+        head, slash, name = folder.rstrip("/").rpartition("/")
+        if name in ("", ".", ".."):
+            head, name = os.path.split(os.path.normpath(os.path.join(workdir, folder)))
+        elif slash and not head:
+            head = "/"
+        parent = head
+        if parent not in listed:
+            try:
+                listed[parent] = frozenset(os.listdir(os.path.join(workdir, parent)))
+            except (FileNotFoundError, NotADirectoryError):
+                listed[parent] = frozenset()
+            except OSError:  # unreadable: every folder under it may be there
+                listed[parent] = None
+        names = listed[parent]
+        if names is None or name in names:
+            out.add(folder)
+    return out
+
+
 def run_lock(workdir: Path, run: Run) -> int | None:
     """An open descriptor holding the run's lock, or None while another process holds it.
     The lock (flock) lives as long as a process keeps the descriptor open: the run's
@@ -67,9 +108,10 @@ def run_lock(workdir: Path, run: Run) -> int | None:
     return fd
 
 
-def lock_held(path: Path) -> bool:
-    """Whether a launcher holds the run lock at `path` (probed for an instant, never kept;
-    a link there is not probed)."""
+def lock_held(path: Path | str) -> bool:
+    """Whether a launcher holds the run lock at `path` now: probed with a shared lock that is
+    released at once, creating nothing (a missing lock file is a lock nobody holds; a link
+    there is not probed, and `run` refuses it)."""
     try:
         fd = open_file(path, os.O_RDONLY, shared_ok=True)
     except (OSError, LinkRefused):
@@ -83,11 +125,17 @@ def lock_held(path: Path) -> bool:
     return False
 
 
-def read_done(workdir: Path, run: Run, fingerprint: str) -> dict[str, Any] | None:
-    """The run's done record when it says this run, with these parameters, finished."""
-    path = done_path(workdir, run)
+def read_done(workdir: Path, run: Run, fingerprint: str | Callable[[], str]
+              ) -> dict[str, Any] | None:
+    """The run's done record when it says this run, with these parameters, finished. The
+    fingerprint may be given as a function, called only when a record is there (a plan's
+    every run is looked up, and few have one)."""
+    # A string path: the look-up is made for each of a plan's runs on every status.
+    path = os.path.join(workdir, run.checkpoint_dir, f"{run.id}.done")
     try:
         fd = open_file(path, os.O_RDONLY, shared_ok=True)  # a link: LinkRefused
+    except FileNotFoundError:
+        return _marker(workdir, run, fingerprint)
     except OSError:
         return None
     try:
@@ -98,10 +146,47 @@ def read_done(workdir: Path, run: Run, fingerprint: str) -> dict[str, Any] | Non
         record = json.loads(raw)
     except ValueError:  # a slot reserved but never filled in: the command did not finish
         return None
-    if not isinstance(record, dict) or record.get("run") != run.id \
-            or record.get("fingerprint") != fingerprint:
+    if not isinstance(record, dict) or record.get("run") != run.id:
+        return None
+    if record.get("fingerprint") != (fingerprint if isinstance(fingerprint, str)
+                                     else fingerprint()):
         return None
     return record
+
+
+LEGACY_DONE = os.path.join("campaign-run", "done")
+"""Where SLURM exports made before the done record kept their markers (in the workdir)."""
+def _marker(workdir: Path, run: Run, fingerprint: str | Callable[[], str]
+            ) -> dict[str, Any] | None:
+    """An earlier export's done marker as a done record, when the run's manifest records
+    these parameters (see the module's docstring)."""
+    # Looked for each time, never remembered as absent: an earlier export's task may
+    # finish a run (and make the folder) just before this launcher took the run's lock.
+    try:
+        fd = open_file(os.path.join(workdir, LEGACY_DONE, run.id), os.O_RDONLY,
+                       shared_ok=True)
+    except (OSError, LinkRefused):  # none, or a link: not read
+        return None
+    try:
+        said = os.read(fd, 256).decode("utf-8", "replace")
+        finished = os.fstat(fd).st_mtime
+    finally:
+        os.close(fd)
+    want = fingerprint if isinstance(fingerprint, str) else fingerprint()
+    manifest = os.path.join(workdir, run.checkpoint_dir, f"{run.id}.manifest.toml")
+    try:
+        fd = open_file(manifest, os.O_RDONLY, shared_ok=True)
+    except (OSError, LinkRefused):
+        return None
+    try:
+        text = os.read(fd, 1 << 20).decode("utf-8", "replace")
+    finally:
+        os.close(fd)
+    if f'fingerprint = "{want}"' not in text.splitlines():
+        return None
+    job = said.split("  ", 1)[-1].strip().replace("\n", " ")[:80]
+    return {"run": run.id, "fingerprint": want, "finished": finished,
+            "by": f"an earlier SLURM export's marker ({job or 'no job named'})"}
 
 
 def done_words(record: dict[str, Any]) -> str:

@@ -8,9 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-import tomli_w
-
 from planner.errors import InputError
+from planner.planning import plan_text
 from planner.planning.plan import Plan, Run
 from planner.tomlio import read_toml, write_atomic
 
@@ -32,8 +31,10 @@ def _digest(data: Any) -> str:
 
 def run_parameters(run: Run) -> dict[str, Any]:
     """The run's parameters (absent optional values left out), plus how many cards it uses."""
-    dump = run.model_dump(mode="json")
-    out = {k: dump[k] for k in PARAMETERS if dump.get(k) is not None}
+    # Each parameter is a plain str, int, float or bool, already as JSON has it: read
+    # directly, without a dump of the whole run (every run of a plan is fingerprinted).
+    values = run.__dict__
+    out = {k: values[k] for k in PARAMETERS if values.get(k) is not None}
     out["cards"] = len(run.card)
     return out
 
@@ -58,10 +59,14 @@ def manifest_path(workdir: Path, run: Run) -> Path:
 
 
 def manifest_text(run: Run) -> str:
-    """The manifest's exact text (the SLURM export writes the same bytes)."""
-    doc = {"run_id": run.id, "fingerprint": run_fingerprint(run),
-           "parameters": run_parameters(run)}
-    return MANIFEST_HEADER + tomli_w.dumps(doc)
+    """The manifest's exact text (the SLURM export writes the same bytes): what tomli-w
+    writes for it, written directly (a SLURM export writes one per run)."""
+    params = run_parameters(run)
+    text = plan_text.string
+    lines = [f"run_id = {text(run.id)}", f"fingerprint = {text(_digest(params))}", "",
+             "[parameters]",
+             *(f"{plan_text.key(k)} = {plan_text.literal(v)}" for k, v in params.items())]
+    return MANIFEST_HEADER + "\n".join(lines) + "\n"
 
 
 def _short(value: Any) -> str:

@@ -55,6 +55,14 @@ is_done() {  # is_done RECORD FINGERPRINT ("": any)
   local want="\"fingerprint\":\"$2"; [[ -n "$2" ]] && want+='"'
   [[ -f "$1" && ! -L "$1" ]] && grep -qF -- "$want" "$1"
 }
+# An earlier export's marker (campaign-run/done/RUN_ID, no parameters in it) counts when
+# the run's manifest beside RECORD records FINGERPRINT (planner.run.once says why).
+legacy_done() {  # legacy_done RUN_ID RECORD FINGERPRINT
+  local marker="$RUNDIR/done/$1" manifest="${2%.done}.manifest.toml"
+  [[ -n "$3" && -f "$marker" && ! -L "$marker" && -f "$manifest" && ! -L "$manifest" ]] \
+    && grep -qxF -- "fingerprint = \"$3\"" "$manifest"
+}
+finished() { is_done "$2" "$3" || legacy_done "$1" "$2" "$3"; }  # finished RUN_ID RECORD FP
 fresh() { [[ -e "$1" || -L "$1" ]] || (set -C; : >"$1") 2>/dev/null; ! linked "$1"; }
 
 # The run's trace: journal events, one a line, rewritten whole (atomically) each time.
@@ -177,8 +185,10 @@ run_one() {
   folders "$RUNDIR" "$RUNDIR/logs" "$RUNDIR/slurm" || return 2
   mkdir -p -- "${CKPT%/*}" "${EXPORT%/*}" || return 2
   folders "$CKPT" || return 2
-  if is_done "$DONE" "$FP"; then say "$RUN_ID finished before: not run again"; return 0; fi
-  if [[ -n "$DEPENDS" ]] && ! is_done "${DEPENDS_DONE[$i]}" "${DEPENDS_FP[$i]}"; then
+  if finished "$RUN_ID" "$DONE" "$FP"; then
+    say "$RUN_ID finished before: not run again"; return 0
+  fi
+  if [[ -n "$DEPENDS" ]] && ! finished "$DEPENDS" "${DEPENDS_DONE[$i]}" "${DEPENDS_FP[$i]}"; then
     say "$RUN_ID evaluates $DEPENDS, which has not finished: not run"; return 3
   fi
   # The run's lock beside its checkpoints, the same one `campaign-planner run` takes: no
@@ -193,7 +203,7 @@ run_one() {
   fi
   # Read again with the lock held: a run that finished while this task waited for the
   # lock (a second submission, a slow shared filesystem) is found here, not run again.
-  if is_done "$DONE" "$FP"; then
+  if finished "$RUN_ID" "$DONE" "$FP"; then
     exec 9<&-; say "$RUN_ID finished before: not run again"; return 0
   fi
   local code=0

@@ -1,0 +1,113 @@
+"""plan.toml's runs are written compactly (one line per field, arrays on one line, no
+command, no defaults) and read back into the same plan; a plan written the older way,
+with each command and every default, still reads the same."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tomli_w
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planner.planning import plan_text
+from planner.planning.export import plan_toml, read_plan
+from planner.tomlio import dumps
+from tests.run_fixtures import harness as h
+
+
+@pytest.fixture(scope="module")
+def planned(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("p")
+    return h.make_plan(folder, h.preset(seeds=(0, 1), max_retries=0))
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=st.one_of(st.text(), st.integers(-(2**63), 2**63 - 1),
+                       st.floats(allow_nan=False), st.booleans(),
+                       st.lists(st.one_of(st.text(), st.integers())),
+                       st.dictionaries(st.text(), st.text(), max_size=3)))
+def test_every_value_reads_back_as_written(value: Any) -> None:
+    text = f"v = {plan_text.literal(value)}\n"
+    assert text.count("\n") == 1
+    assert tomllib.loads(text)["v"] == value
+
+
+def test_runs_are_one_line_per_field_without_command_or_defaults(planned: Path) -> None:
+    text = planned.read_text()
+    runs = text[text.index("[[runs]]"):]
+    assert "command = " not in runs and "depends_on = \"\"" not in runs
+    assert "shell = false" not in runs and "max_retries = 0" not in runs
+    assert all(line.count("[") == line.count("]") for line in runs.splitlines()), \
+        "every array on one line"
+    data = tomllib.loads(text)
+    assert data["runs"][0]["argv"] == h.load(planned).runs[0].argv
+    evaluation = next(r for r in data["runs"] if r["kind"] == "robustness")
+    assert evaluation["depends_on"], "a field away from its default is written"
+
+
+def test_the_plan_reads_back_as_planned_and_writes_the_same_bytes(planned: Path) -> None:
+    plan = read_plan(planned)
+    assert plan_toml(plan) == planned.read_text()
+    for run in plan.runs:
+        assert run.command == (run.argv[2] if run.shell else " ".join(run.argv))
+
+
+def test_a_plan_written_with_every_field_reads_the_same(planned: Path, tmp_path: Path) -> None:
+    plan = read_plan(planned)
+    old = tmp_path / "plan.toml"
+    old.write_text(dumps(plan.model_dump(mode="json")))
+    assert "command = " in old.read_text()
+    assert read_plan(old) == plan
+
+
+SCALARS = st.one_of(st.text(max_size=6), st.integers(-(2**64), 2**64), st.floats(),
+                    st.booleans(), st.sampled_from(["a\nb", "x\x00", "\x1b[2J", "ok"]))
+KEYS = st.sampled_from(["id", "seed", "argv", "command", "card", "steps", "note", "seedx"])
+TABLE = st.dictionaries(KEYS, st.one_of(SCALARS, st.lists(SCALARS, max_size=3),
+                                        st.dictionaries(KEYS, SCALARS, max_size=2)),
+                        max_size=5)
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.dictionaries(st.sampled_from(["runs", "held", "not_fitting", "campaign"]),
+                            st.one_of(st.lists(TABLE, max_size=3), TABLE), max_size=3))
+def test_checking_a_table_at_once_finds_what_the_walk_finds(data: dict[str, Any]) -> None:
+    """The quick check of each run's table never lets through what the value-by-value
+    walk refuses, and names the same key."""
+    from planner.planning import plan_rules
+
+    walked = None
+    for k, v in data.items():
+        walked = plan_rules._walk(v, k)
+        if walked:
+            break
+    assert plan_rules.value_problem(data) == walked
+
+
+def test_a_held_runs_script_may_hold_line_breaks_as_a_runs_may() -> None:
+    from planner.planning.plan_rules import value_problem
+
+    script = {"argv": ["/bin/sh", "-c", "a\nb"], "command": "a\nb"}
+    assert value_problem({"runs": [script], "held": [script]}) is None
+    assert value_problem({"held": [{**script, "id": "a\nb"}]}) == (
+        "held[0].id", "holds a control character (a line break, a tab or an escape)")
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text())
+def test_strings_are_written_as_tomli_w_writes_them(text: str) -> None:
+    assert f"v = {plan_text.string(text)}\n" == tomli_w.dumps({"v": text})
+
+
+def test_a_manifest_is_what_tomli_w_writes_for_it(planned: Path) -> None:
+    from planner.run.params import MANIFEST_HEADER, manifest_text, run_fingerprint, run_parameters
+
+    for run in [*h.load(planned).runs]:
+        for edited in (run, run.model_copy(update={"value": "tab\there \"q\" é\\"})):
+            doc = {"run_id": edited.id, "fingerprint": run_fingerprint(edited),
+                   "parameters": run_parameters(edited)}
+            assert manifest_text(edited) == MANIFEST_HEADER + tomli_w.dumps(doc)
