@@ -25,7 +25,7 @@ from typing import Any
 
 from planner.planning.plan import Plan, Run
 from planner.run.journal import History, RunRecord, shape_problem
-from planner.run.once import lock_path, run_folder
+from planner.run.once import folders_present, lock_path, run_folder
 from planner.run.params import run_fingerprint
 
 MAX_BYTES = 64 * 1024
@@ -94,7 +94,11 @@ def with_traces(plan: Plan, hist: History, workdir: Path, until: float | None = 
     told by its SLURM trace, and a window and campaign when no session gave them."""
     runs = dict(hist.runs)
     first: float | None = None
-    for run in [*plan.runs, *plan.held]:
+    every = [*plan.runs, *plan.held]
+    present = folders_present(workdir, every)  # a trace lives in its run's folder
+    for run in every:
+        if run.checkpoint_dir not in present:
+            continue
         have = runs.get(run.id)
         if have is not None and have.state != "pending" \
                 and have.fingerprint == run_fingerprint(run):
