@@ -1,0 +1,61 @@
+"""A screen shown again is restyled only when something its styles depend on changed.
+
+Textual 8 restyles every node of a screen each time `App.switch_mode` shows it again (it
+posts `ScreenResume(refresh_styles=True)`), and reparses and reapplies the whole app
+stylesheet when the screen's stylesheet counter is behind the app's, which it always is on
+a screen's second showing (a screen shown for the first time is not mounted yet when
+Textual records the counter). Restyling a node drops its cached lines, so on the planner's
+screens of tables this was most of a screen switch.
+
+Between two showings, Textual itself restyles a hidden screen's nodes whose classes,
+focus or place in the DOM change. What reaches the shown screens only is the stylesheet
+and the theme (the app counts their changes), the app's own classes and its
+pseudo-classes (focus, dark or light, ...): those are compared here, and Textual's restyle
+runs when any of them changed since the screen was last shown. This is the only place
+that reaches into Textual's private state (`_css_update_count`).
+"""
+
+from __future__ import annotations
+
+from textual import events
+from textual._context import NoActiveAppError
+from textual.app import App
+from textual.screen import Screen
+
+
+def style_inputs(app: App[object]) -> tuple[object, ...]:
+    """What a screen's styles depend on that Textual applies to the shown screens alone."""
+    return (app._css_update_count, app.classes, app.pseudo_classes)
+
+
+class RestyledOnChange(Screen[None]):
+    """A screen that skips Textual's full restyle when it is shown again unchanged.
+
+    Textual calls each class's handler in turn, subclasses first, so these run before
+    Screen's own `_on_screen_resume`, which reads `refresh_styles`.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._styled_for: tuple[object, ...] | None = None
+        # The stylesheet the widgets will be styled with, unless it changes before they
+        # mount (Textual shows a new screen right after making it).
+        try:
+            self._made_at = self.app._css_update_count
+        except NoActiveAppError:
+            self._made_at = -1
+
+    def on_mount(self) -> None:
+        # Mounted widgets were styled with the current stylesheet: record it, so that the
+        # next showing does not reparse and reapply it. Left as Textual set it when the
+        # theme or stylesheet changed meanwhile, or when the screen is no longer shown
+        # (Textual then restyles it when it comes back).
+        if self.is_current and self._made_at == self.app._css_update_count:
+            self._css_update_count = self._made_at
+
+    def on_screen_suspend(self) -> None:
+        self._styled_for = style_inputs(self.app)
+
+    def on_screen_resume(self, event: events.ScreenResume) -> None:
+        if self._styled_for == style_inputs(self.app):
+            event.refresh_styles = False
