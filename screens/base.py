@@ -46,6 +46,8 @@ class PlannerScreen(RestyledOnChange):
         yield from ()
 
     def on_mount(self) -> None:
+        # Textual calls every class's on_mount in turn: a screen's own handler must not
+        # call this one again (it would redraw twice and hear every edit twice).
         self.planner.changed.subscribe(self, self._changed)
         self._redraw(self.planner.workspace)
 

@@ -8,6 +8,7 @@ screen shows after coming back with those a full restyle gives it.
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -182,3 +183,27 @@ async def test_the_apps_class_and_focus_changed_elsewhere_show_when_a_screen_com
         assert rules(fit) == await restyled(pilot, fit)
         # Campaign, shown when both changed, was not restyled again when it came back.
         assert seen == [True, False, True]
+
+
+async def test_a_screen_is_drawn_once_when_first_shown_and_once_per_edit(
+        monkeypatch: Any) -> None:
+    drawn: Counter[str] = Counter()
+    redraw = PlannerScreen._redraw
+
+    def counting(self: PlannerScreen, ws: Any) -> None:
+        drawn[self.MODE] += 1
+        redraw(self, ws)
+
+    monkeypatch.setattr(PlannerScreen, "_redraw", counting)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        for key, _, _ in [*SCREENS[1:], SCREENS[0]]:
+            await show(pilot, key)
+        assert drawn == dict.fromkeys((mode for _, mode, _ in SCREENS), 1)
+        await pilot.press("m")  # 30 days: an edit on the screen shown
+        await pilot.pause()
+        assert drawn["campaign"] == 2 and drawn["compare"] == 1
+        await show(pilot, "5")  # edited while out of sight: drawn once on its return
+        app.edit("campaign", cards=3)
+        await pilot.pause()
+        assert drawn["compare"] == 3 and drawn["campaign"] == 2
