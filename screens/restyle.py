@@ -3,8 +3,8 @@
 Textual 8 restyles every node of a screen each time `App.switch_mode` shows it again (it
 posts `ScreenResume(refresh_styles=True)`), and reparses and reapplies the whole app
 stylesheet when the screen's stylesheet counter is behind the app's, which it always is on
-a screen's second showing (a screen shown for the first time is not mounted yet when
-Textual records the counter). Restyling a node drops its cached lines, so on the planner's
+a screen's first and second showings (a screen shown for the first time is not mounted yet
+when Textual records the counter). Restyling a node drops its cached lines, so on the planner's
 screens of tables this was most of a screen switch.
 
 Between two showings, Textual itself restyles a hidden screen's nodes whose classes,
@@ -16,6 +16,8 @@ that reaches into Textual's private state (`_css_update_count`).
 """
 
 from __future__ import annotations
+
+import contextlib
 
 from textual import events
 from textual._context import NoActiveAppError
@@ -38,18 +40,18 @@ class RestyledOnChange(Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self._styled_for: tuple[object, ...] | None = None
-        # The stylesheet the widgets will be styled with, unless it changes before they
-        # mount (Textual shows a new screen right after making it).
-        try:
+        # A screen made for its first showing has missed no change of the stylesheet:
+        # its widgets are styled as they mount, with the stylesheet as it is, so Textual
+        # need not parse and apply it again to show it (it did, on the first showing and
+        # again on the second). Not so the app's first screen, made before the app has
+        # read its stylesheet: that one is recorded once mounted.
+        self._made_at = -1
+        with contextlib.suppress(NoActiveAppError):
             self._made_at = self.app._css_update_count
-        except NoActiveAppError:
-            self._made_at = -1
+            if self.app.screen_stack:
+                self._css_update_count = self._made_at
 
     def on_mount(self) -> None:
-        # Mounted widgets were styled with the current stylesheet: record it, so that the
-        # next showing does not reparse and reapply it. Left as Textual set it when the
-        # theme or stylesheet changed meanwhile, or when the screen is no longer shown
-        # (Textual then restyles it when it comes back).
         if self.is_current and self._made_at == self.app._css_update_count:
             self._css_update_count = self._made_at
 

@@ -96,12 +96,13 @@ async def test_every_screen_shown_again_looks_as_it_did_with_its_keys(
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         first: dict[str, str] = {}
-        for key, _, title in [*SCREENS[1:], SCREENS[0]]:
-            await show(pilot, key)
-            first[title] = app.export_screenshot()
-        seen = resumes(monkeypatch)
         reparsed: list[object] = []
         monkeypatch.setattr(app, "refresh_css", lambda *a, **k: reparsed.append(a))
+        for key, _, title in [*SCREENS[1:], SCREENS[0]]:
+            screen = await show(pilot, key)
+            first[title] = app.export_screenshot()
+            assert rules(screen) == await restyled(pilot, screen), title
+        seen = resumes(monkeypatch)
         for key, _, title in [*SCREENS[1:], SCREENS[0]]:
             screen = await show(pilot, key)
             assert app.export_screenshot() == first[title], title
@@ -110,7 +111,7 @@ async def test_every_screen_shown_again_looks_as_it_did_with_its_keys(
             assert drawn == [*keys(screen), ("ctrl+p", "palette", False)], title
             assert rules(screen) == await restyled(pilot, screen), title
         # Nothing the styles depend on changed: no screen was restyled whole, and the
-        # stylesheet was not applied again.
+        # stylesheet was not parsed and applied again, not even for a new screen.
         assert seen == [False] * len(SCREENS) and not reparsed
 
 
@@ -144,6 +145,11 @@ async def test_a_theme_changed_while_a_screen_is_out_of_sight_shows_on_it(
         assert fit.query_one(NavBar).styles.background != dark
         assert rules(fit) == await restyled(pilot, fit)
         assert seen == [True]
+        # A theme changed just before a screen's first showing, the change still pending.
+        app.theme = "textual-dark"
+        measure = await show(pilot, "4")
+        assert measure.query_one(NavBar).styles.background == dark
+        assert rules(measure) == await restyled(pilot, measure)
 
 
 async def test_a_class_changed_on_a_screen_out_of_sight_shows_when_it_comes_back() -> None:
