@@ -43,13 +43,15 @@ class RestyledOnChange(Screen[None]):
         # A screen made for its first showing has missed no change of the stylesheet:
         # its widgets are styled as they mount, with the stylesheet as it is, so Textual
         # need not parse and apply it again to show it (it did, on the first showing and
-        # again on the second). Not so the app's first screen, made before the app has
-        # read its stylesheet: that one is recorded once mounted.
+        # again on the second), nor restyle every node once mounted. Not so the app's
+        # first screen, made before the app has read its stylesheet: that one is
+        # recorded once mounted.
         self._made_at = -1
         with contextlib.suppress(NoActiveAppError):
             self._made_at = self.app._css_update_count
             if self.app.screen_stack:
                 self._css_update_count = self._made_at
+                self._styled_for = style_inputs(self.app)
 
     def on_mount(self) -> None:
         if self.is_current and self._made_at == self.app._css_update_count:

@@ -25,6 +25,12 @@ NO_BREAK: list[int] = []
 class QuickWrap(WrappedDocument):
     """Textual's wrapped document, skipping the lines that fit."""
 
+    @property
+    def height(self) -> int:
+        """The number of lines once wrapped (Textual sums them over every line, and asks
+        on every refresh)."""
+        return len(self._offset_to_line_info)
+
     def wrap(self, width: int, tab_width: int | None = None) -> None:
         self._width = width
         if tab_width:
