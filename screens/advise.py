@@ -99,7 +99,7 @@ class AdviseScreen(PlannerScreen):
             yield Static("", id="advise-closest", markup=False)
 
     def on_mount(self) -> None:
-        super().on_mount()
+        # Textual runs PlannerScreen.on_mount (the first redraw) after this handler.
         self.call_after_refresh(self.query_one("#advise").scroll_home, animate=False)
 
     def on_screen_suspend(self) -> None:

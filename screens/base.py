@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
-from textual.widgets import Footer
 
+from screens.restyle import RestyledOnChange
 from screens.state import Workspace
+from screens.widgets.footer import KeyFooter
 from screens.widgets.form import FieldRow
 from screens.widgets.nav import NavBar
 from screens.widgets.status import StatusLine
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from screens.app import PlannerApp
 
 
-class PlannerScreen(Screen[None]):
+class PlannerScreen(RestyledOnChange):
     """A screen of the planner: shows the workspace, edits it through the app."""
 
     MODE: ClassVar[str] = ""
@@ -38,17 +39,19 @@ class PlannerScreen(Screen[None]):
         yield NavBar(self.MODE)
         yield StatusLine()
         yield from self.body()
-        yield Footer()
+        yield KeyFooter()
 
     def body(self) -> ComposeResult:
         """The screen's own widgets."""
         yield from ()
 
     def on_mount(self) -> None:
+        # Textual calls every class's on_mount in turn: a screen's own handler must not
+        # call this one again (it would redraw twice and hear every edit twice).
         self.planner.changed.subscribe(self, self._changed)
         self._redraw(self.planner.workspace)
 
-    def on_screen_resume(self) -> None:
+    def on_screen_resume(self, event: events.ScreenResume) -> None:
         if self._seen != self.planner.workspace.revision:
             self._redraw(self.planner.workspace)
 

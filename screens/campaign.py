@@ -95,8 +95,8 @@ class CampaignScreen(PlannerScreen):
         yield table
 
     def on_mount(self) -> None:
+        # Textual runs PlannerScreen.on_mount (the first redraw) after this handler.
         self._fill_cards(self.size.width or 80)
-        super().on_mount()
 
     def on_resize(self, event: events.Resize) -> None:
         if (event.size.width < WIDE_CARDS) != self._narrow:

@@ -105,9 +105,9 @@ class CompareScreen(PlannerScreen):
             yield Static("", id="compare-provenance", markup=False)
 
     def on_mount(self) -> None:
+        # Textual runs PlannerScreen.on_mount (the first redraw) after this handler.
         self.query_one("#comparison", DataTable).add_columns(
             " ", "card", "memory", "fit", "last ends", "util", "cost", "name")
-        super().on_mount()
         # Focusing the table scrolls the page to it; keep the cards field in sight.
         self.call_after_refresh(self.query_one("#compare").scroll_home, animate=False)
 

@@ -25,6 +25,7 @@ from screens.base import PlannerScreen
 from screens.confirm import Confirm
 from screens.state import Workspace
 from screens.widgets.form import FieldRow, WrapRow, help_of
+from screens.widgets.preview import Preview
 
 FILES = ("plan.toml", "order.toml")
 """What `w` writes."""
@@ -67,8 +68,7 @@ class ExportScreen(PlannerScreen):
         with TabbedContent(id="preview"):
             for name in (*FILES, REPORT):
                 with TabPane(name, id=f"tab-{name.split('.')[0]}"):
-                    yield TextArea("", read_only=True, id=f"text-{name.split('.')[0]}",
-                                   soft_wrap=True, show_line_numbers=False)
+                    yield Preview(id=f"text-{name.split('.')[0]}")
 
     def show(self, ws: Workspace) -> None:
         spec = ws.preset.order
@@ -87,9 +87,9 @@ class ExportScreen(PlannerScreen):
             message.update(f"✗ {exc}")
             return
         plan, order = state.exports(ws, self.planner.catalog, contact)
-        self.query_one("#text-plan", TextArea).load_text(plan_toml(plan))
-        self.query_one("#text-order", TextArea).load_text(order_toml(order))
-        self.query_one("#text-report", TextArea).load_text(outline(plan))
+        self.query_one("#text-plan", Preview).show_text(plan_toml(plan))
+        self.query_one("#text-order", Preview).show_text(order_toml(order))
+        self.query_one("#text-report", Preview).show_text(outline(plan))
         message.set_class(ws.error is not None, "-error")
         if ws.error is not None:
             message.update("✗ the last edit cannot be planned: fix it before writing")

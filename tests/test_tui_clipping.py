@@ -67,4 +67,4 @@ async def test_the_scan_sees_a_cut() -> None:
         await pilot.pause()
         app.screen.query_one("#text-plan").soft_wrap = False
         await pilot.pause()
-        assert any("TextArea#text-plan" in line for line in cut(app.screen))
+        assert any("#text-plan: lines wider" in line for line in cut(app.screen))
