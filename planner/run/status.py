@@ -3,9 +3,7 @@ projected end against the window's end. Reads only; writes nothing."""
 
 from __future__ import annotations
 
-import fcntl
 import functools
-import os
 import time
 from dataclasses import dataclass
 from datetime import timedelta
@@ -18,6 +16,7 @@ from planner.planning.schedule import schedule
 from planner.run.clock import extend, hours_left, rates
 from planner.run.journal import History, RunRecord, Workspace
 from planner.run.observe import with_done_records
+from planner.run.once import lock_held
 from planner.run.params import run_fingerprint
 from planner.run.procs import alive
 from planner.run.slurm_trace import with_traces
@@ -37,17 +36,7 @@ def span(seconds: float) -> str:
 
 def executor_alive(ws: Workspace) -> bool:
     """Whether an executor holds the working directory's lock (probed, never taken)."""
-    try:
-        fd = os.open(ws.lock, os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
+    return lock_held(ws.lock)
 
 
 def current(plan: Plan, hist: History) -> dict[str, RunRecord]:
