@@ -84,3 +84,25 @@ async def test_the_export_preview_shows_the_files_in_full(tmp_path: Any) -> None
         await pilot.pause()
         plan, _ = state.exports(app.workspace, app.catalog, None)
         assert app.screen.query_one("#text-plan", Preview).text == plan_toml(plan)
+
+
+def test_wrapping_is_done_again_only_when_the_width_or_the_text_changed() -> None:
+    text = "a short line\n" + "word " * 40 + "\nend"
+    doc = Document(text)
+    quick = QuickWrap(doc, tab_width=4)
+    quick.wrap(20, 4)
+    held = quick._offset_to_line_info
+    quick.wrap(20, 4)  # TextArea asks again on each resize at the same width
+    assert quick._offset_to_line_info is held
+    quick.wrap(30, 4)
+    assert quick._offset_to_line_info is not held
+    same_wrapping(text, 30)
+    # An edit rewraps its range; the next full wrapping at the same width is done again.
+    result = doc.replace_range((0, 0), (0, 5), "a much longer first line " * 3)
+    quick.wrap_range((0, 0), (0, 5), result.end_location)
+    wrapped = quick._offset_to_line_info
+    quick.wrap(30, 4)
+    assert quick._offset_to_line_info is not wrapped
+    textual = WrappedDocument(doc, tab_width=4)
+    textual.wrap(30, 4)
+    assert quick._offset_to_line_info == textual._offset_to_line_info

@@ -10,7 +10,7 @@ wrapping kept is exactly Textual's (`tests/test_tui_preview.py` compares the two
 from __future__ import annotations
 
 from textual._wrap import compute_wrap_offsets
-from textual.document._document import Document
+from textual.document._document import Document, Location
 from textual.document._document_navigator import DocumentNavigator
 from textual.document._wrapped_document import WrappedDocument
 from textual.expand_tabs import get_tab_widths
@@ -31,11 +31,19 @@ class QuickWrap(WrappedDocument):
         on every refresh)."""
         return len(self._offset_to_line_info)
 
+    _wrapped_at: tuple[int, int] | None = None
+    """(width, tab width) of the wrapping held, while the document is unchanged since."""
+
     def wrap(self, width: int, tab_width: int | None = None) -> None:
         self._width = width
         if tab_width:
             self._tab_width = tab_width
         tab_size = self._tab_width
+        # TextArea wraps again on every resize and scrollbar change, mostly at the width it
+        # already has: a 28,000-line plan.toml was wrapped 20 times on the Export screen's
+        # first showing.
+        if self._wrapped_at == (width, tab_size):
+            return
         offsets: list[list[int]] = []
         line_info: list[tuple[int, int]] = []
         line_offsets: list[list[int]] = []
@@ -65,6 +73,12 @@ class QuickWrap(WrappedDocument):
         self._offset_to_line_info = line_info
         self._line_index_to_offsets = line_offsets
         self._tab_width_cache = tab_widths
+        self._wrapped_at = (width, tab_size)
+
+    def wrap_range(self, start: Location, old_end: Location, new_end: Location) -> None:
+        """Textual's, after an edit; the next full wrapping is then done again."""
+        self._wrapped_at = None
+        super().wrap_range(start, old_end, new_end)
 
 
 class Preview(TextArea):
