@@ -45,9 +45,9 @@ def _run(values: dict[str, Any]) -> Run:
     return run
 
 
-_RULES = ("planning/plan.py", "planning/plan_rules.py", "planning/plan_text.py",
-          "planning/export.py", "spec/paths.py", "spec/templates.py", "spec/bounds.py",
-          "spec/base.py", "spec/preset.py")
+_RULES = ("planning/plan.py", "planning/plan_embedding.py", "planning/plan_rules.py",
+          "planning/plan_text.py", "planning/export.py", "spec/paths.py", "spec/templates.py",
+          "spec/bounds.py", "spec/base.py", "spec/preset.py")
 
 
 @functools.cache
