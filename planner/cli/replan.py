@@ -5,12 +5,10 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 
 from planner.cli.args import Parser
 from planner.cli.run import WORKDIR_HELP
-from planner.errors import InputError
 from planner.run import prepare
 
 
@@ -34,17 +32,6 @@ def parser() -> Parser:
     return p
 
 
-def parse_at(text: str | None) -> float | None:
-    """`--at` as a POSIX time (UTC unless it names its zone)."""
-    if text is None:
-        return None
-    try:
-        stamp = datetime.fromisoformat(text)
-    except ValueError:
-        raise InputError(f"not an ISO 8601 date-time: {text[:60]!r}", field="--at") from None
-    return (stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)).timestamp()
-
-
 def main(argv: Sequence[str]) -> int:
     """Write a revision of PLAN; print what changed."""
     args = parser().parse_args(argv)
@@ -55,7 +42,7 @@ def main(argv: Sequence[str]) -> int:
     from planner.run.replan_text import render
     from planner.run.slurm_trace import with_traces
 
-    at = parse_at(args.at)
+    at = prepare.parse_time(args.at, "--at")
     plan, plan_path = prepare.load_plan(args.plan)
     ws = prepare.workspace(plan_path, args.workdir)
     now = time.time() if at is None else at

@@ -128,7 +128,7 @@ def cmd_run(argv: Sequence[str]) -> int:
                          field="--progress-every")
     plan, plan_path = prepare.load_plan(args.plan)
     cards = prepare.parse_cards(args.cards, plan)
-    window_start = prepare.parse_window_start(args.window_start)
+    window_start = prepare.parse_time(args.window_start)
     ws = prepare.workspace(plan_path, args.workdir)
     hist = prepare.history(ws)
     prepare.check(plan, plan_path, ws, hist, args.accept_changed_plan)

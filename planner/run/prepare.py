@@ -88,14 +88,15 @@ def check_times(poll: float, grace: float) -> None:
         raise InputError(f"must be between 0 and {MAX_GRACE_S:g} seconds", field="--grace")
 
 
-def parse_window_start(text: str | None) -> float | None:
-    """`--window-start` as a POSIX time."""
+def parse_time(text: str | None, field: str = "--window-start") -> float | None:
+    """An ISO 8601 option (`--window-start`, `--at`) as a POSIX time, UTC unless it names
+    its zone."""
     if text is None:
         return None
     try:
         stamp = datetime.fromisoformat(text)
     except ValueError:
-        raise InputError(f"not an ISO 8601 date-time: {text!r}", field="--window-start") from None
+        raise InputError(f"not an ISO 8601 date-time: {text[:60]!r}", field=field) from None
     return (stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)).timestamp()
 
 
