@@ -274,6 +274,12 @@ def console() -> int:
 
         lean_process()
         return end_process(main(argv))
+    if argv and argv[0] in ("status", "run", "slurm"):
+        # A large plan is millions of objects: freeing them one by one at exit took a
+        # good part of a second after the command's work was done (see above).
+        from planner.cli.lean import end_process
+
+        return end_process(main(argv))
     if not argv or "--tui" in argv:
         # The terminal UI, once quit, ends without the interpreter's teardown too: freeing
         # a large plan's objects one by one kept a blank screen up for a good part of a

@@ -75,18 +75,4 @@ def capacity_left(plan: Plan, left: dict[str, float], n_cards: int, now_h: float
     return {"card_hours": round(free, 4), "seed_sets_more_at_most": more}
 
 
-def extend(s: dict[str, Any], plan: Plan, recs: dict[str, RunRecord],
-           groups: dict[str, str], now: float, observed: dict[str, Rate],
-           workdir: Path | None = None) -> None:
-    """Add the observed figures to a status summary (`planner.run.status.summarize`)."""
-    startup = startup_s(plan)
-    for row, run in zip(s["runs"], plan.runs, strict=True):
-        row.update(run_fields(run, recs[run.id], groups[run.id], now,
-                              observed.get(run.variant), startup, workdir))
-    left = hours_left(plan, recs, groups, now, observed, workdir)
-    s["observed"] = {k: v.as_json() for k, v in observed.items()}
-    s["at_risk"] = list(s["no_longer_fit"])
-    s["capacity_left"] = capacity_left(plan, left, s["cards"], s["now_h"], observed)
-
-
-__all__ = ["extend", "hours_left", "rates"]
+__all__ = ["capacity_left", "hours_left", "rates", "run_fields"]

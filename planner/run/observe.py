@@ -186,14 +186,16 @@ def remaining_h(run: Run, rec: RunRecord, now: float, rate: Rate | None,
     return max((run.steps - step) * rate.seconds_per_step / 3600, 0.0)
 
 
-def with_done_records(runs: list[Run], recs: dict[str, RunRecord], workdir: Path
-                      ) -> dict[str, RunRecord]:
+def with_done_records(runs: list[Run], recs: dict[str, RunRecord], workdir: Path,
+                      present: set[str] | None = None) -> dict[str, RunRecord]:
     """`recs` with the runs a SLURM task (or an executor in another folder) finished marked
     finished: their done record beside their checkpoints says so, with these parameters,
-    though this journal does not."""
+    though this journal does not. `present`: the runs' folders found, when the caller has
+    looked already (`folders_present`)."""
     out = dict(recs)
-    present = folders_present(workdir, runs)  # a record lives in its run's folder
-    for run in runs:
+    if present is None:  # a record lives in its run's folder
+        present = folders_present(workdir, runs)
+    for run in runs if present else ():
         rec = out.get(run.id)
         if (rec is not None and rec.state == "finished") or run.checkpoint_dir not in present:
             continue

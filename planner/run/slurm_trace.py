@@ -88,15 +88,18 @@ def trace_record(workdir: Path, run: Run, until: float | None = None) -> RunReco
     return rec
 
 
-def with_traces(plan: Plan, hist: History, workdir: Path, until: float | None = None
-                ) -> History:
+def with_traces(plan: Plan, hist: History, workdir: Path, until: float | None = None,
+                present: set[str] | None = None) -> History:
     """`hist` with each run the journal has nothing of (under its current parameters)
-    told by its SLURM trace, and a window and campaign when no session gave them."""
+    told by its SLURM trace, and a window and campaign when no session gave them.
+    `present`: the runs' folders found, when the caller has looked already
+    (`folders_present`)."""
     runs = dict(hist.runs)
     first: float | None = None
     every = [*plan.runs, *plan.held]
-    present = folders_present(workdir, every)  # a trace lives in its run's folder
-    for run in every:
+    if present is None:  # a trace lives in its run's folder
+        present = folders_present(workdir, every)
+    for run in every if present else ():
         if run.checkpoint_dir not in present:
             continue
         have = runs.get(run.id)

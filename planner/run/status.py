@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import time
+from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -13,10 +14,10 @@ import humanize
 
 from planner.planning.plan import Plan, Run
 from planner.planning.schedule import schedule
-from planner.run.clock import extend, hours_left, rates
+from planner.run.clock import capacity_left, hours_left, rates, run_fields
 from planner.run.journal import History, RunRecord, Workspace
-from planner.run.observe import with_done_records
-from planner.run.once import lock_held
+from planner.run.observe import startup_s, with_done_records
+from planner.run.once import folders_present, lock_held
 from planner.run.params import run_fingerprint
 from planner.run.procs import alive
 from planner.run.slurm_trace import with_traces
@@ -81,22 +82,26 @@ def project(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], now_
             left_h: dict[str, float] | None = None) -> Projection:
     """Where the runs not done yet would go from `now_h` on; `left_h` gives the hours each
     still needs (at the observed step times) instead of the planned hours × the pace."""
-    hours = {r.id: r.end_h - r.start_h for r in plan.runs}
+    runs = plan.runs
+    states = [groups[r.id] for r in runs]
     if pace is None:
-        done = [r for r in plan.runs if groups[r.id] == "done" and recs[r.id].busy_s > 0]
-        planned = sum(hours[r.id] for r in done) * 3600
+        done = [r for r, g in zip(runs, states, strict=True)
+                if g == "done" and recs[r.id].busy_s > 0]
+        planned = sum(r.end_h - r.start_h for r in done) * 3600
         pace = sum(recs[r.id].busy_s for r in done) / planned if planned > 0 else 1.0
     now = time.time()
-    left = [r for r in plan.runs if groups[r.id] == "running"]
-    left += [r for r in plan.runs if groups[r.id] == "pending"]
+    running = [r for r, g in zip(runs, states, strict=True) if g == "running"]
+    left = running + [r for r, g in zip(runs, states, strict=True) if g == "pending"]
     index = {r.id: i for i, r in enumerate(left)}
     durations = []
-    for r in left:
+    for i, r in enumerate(left):
+        if left_h is not None and r.id in left_h:
+            durations.append(left_h[r.id])
+            continue
         rec = recs[r.id]
-        spent = rec.busy_s + (now - rec.started if groups[r.id] == "running" and rec.started
+        spent = rec.busy_s + (now - rec.started if i < len(running) and rec.started
                               else 0.0)
-        durations.append(left_h[r.id] if left_h is not None and r.id in left_h
-                         else max(hours[r.id] * pace - spent / 3600, 0.0))
+        durations.append(max((r.end_h - r.start_h) * pace - spent / 3600, 0.0))
     need = [len(r.card) for r in left]
     after = [index.get(r.depends_on, -1) for r in left]
     horizon = plan.campaign.usable_until_h - now_h
@@ -121,36 +126,60 @@ def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
               ) -> dict[str, Any]:
     """The status as plain data (what `status --json` prints)."""
     now = time.time() if now is None else now
-    hist = with_traces(plan, hist, ws.workdir)
-    recs = with_done_records(plan.runs, current(plan, hist), ws.workdir)
+    # One look at the runs' folders, for their traces and their done records alike.
+    present = folders_present(ws.workdir, [*plan.runs, *plan.held])
+    hist = with_traces(plan, hist, ws.workdir, present=present)
+    recs = with_done_records(plan.runs, current(plan, hist), ws.workdir, present)
     groups = {r.id: group(r, recs[r.id], recs) for r in plan.runs}
     origin = hist.window_start
     now_h = (now - origin) / 3600 if origin is not None else plan.campaign.usable_from_h
     n_cards = len(hist.cards) or plan.campaign.cards
     observed = rates(plan, recs)
+    left = hours_left(plan, recs, groups, now, observed, ws.workdir)
     proj = project(plan, recs, groups, now_h, n_cards, None if origin is not None else 1.0,
-                   origin, hours_left(plan, recs, groups, now, observed, ws.workdir)
-                   if origin is not None else None)
+                   origin, left if origin is not None else None)
     c = plan.campaign
+    startup = startup_s(plan)
+    fits = proj.fits
+    # What a run's row says of its record alone, worked out once a record: the runs of a
+    # large plan that have not started share one record.
+    of_record: dict[tuple[int, str], dict[str, Any]] = {}
     runs = []
     for r in plan.runs:
         rec = recs[r.id]
-        busy = rec.busy_s + (now - rec.started if groups[r.id] == "running" and rec.started
-                             else 0.0)
-        placed = proj.fits.get(r.id)
+        state = groups[r.id]
+        mine = of_record.get((id(rec), state))
+        if mine is None:
+            busy = rec.busy_s + (now - rec.started if state == "running" and rec.started
+                                 else 0.0)
+            mine = of_record[(id(rec), state)] = {
+                "state": state, "detail": rec.state, "attempts": rec.attempts,
+                "failures": rec.failures, "exit_code": rec.exit_code,
+                "actual_start_h": _h(rec.first_start, origin),
+                "actual_end_h": _h(rec.ended, origin) if state == "done" else None,
+                "actual_s": round(busy, 1), "checkpoints": rec.checkpoints}
+        placed = fits.get(r.id)
+        rate = observed.get(r.variant)
         runs.append({
-            "id": r.id, "kind": r.kind, "state": groups[r.id], "detail": rec.state,
-            "attempts": rec.attempts, "failures": rec.failures, "exit_code": rec.exit_code,
+            "id": r.id, "kind": r.kind, "state": state, "detail": mine["detail"],
+            "attempts": mine["attempts"], "failures": mine["failures"],
+            "exit_code": mine["exit_code"],
             "planned_start_h": r.start_h, "planned_end_h": r.end_h,
             "planned_s": round((r.end_h - r.start_h) * 3600, 1),
-            "actual_start_h": _h(rec.first_start, origin),
-            "actual_end_h": _h(rec.ended, origin) if groups[r.id] == "done" else None,
-            "actual_s": round(busy, 1), "checkpoints": rec.checkpoints,
+            "actual_start_h": mine["actual_start_h"], "actual_end_h": mine["actual_end_h"],
+            "actual_s": mine["actual_s"], "checkpoints": mine["checkpoints"],
             "projected_end_h": round(placed[1], 6) if placed else None,
             # Runs done, failed or blocked are not projected: only those left can miss.
-            "fits": placed is not None or r.id not in proj.fits,
+            "fits": placed is not None or r.id not in fits,
+            **(run_fields(r, rec, state, now, rate, startup, ws.workdir)
+               if rec.trace or rec.attempts or state != "pending" else
+               {"planned_s_per_step": rate.planned_seconds_per_step if rate else None,
+                "observed_s_per_step": None, "step": 0, "steps": r.steps,
+                "progress": None, "resumes_from_step": None}),
         })
-    s = {
+    counted = Counter(groups.values())
+    late = [r["id"] for r in runs if not r["fits"]]
+    return {
         # The plan the journal ran, once a session has started; before that, no key.
         **({"plan": str(hist.plan["path"])} if hist.plan and hist.plan["path"] else {}),
         "campaign": c.id, "workdir": str(ws.workdir), "journal": str(ws.journal),
@@ -159,12 +188,12 @@ def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
         "usable_until_h": c.usable_until_h, "planned_end_h": plan.summary.makespan_h,
         "projected_end_h": round(proj.end_h, 6), "pace": round(proj.pace, 3),
         "behind_s": round((proj.end_h - plan.summary.makespan_h) * 3600, 1),
-        "counts": {g: list(groups.values()).count(g) for g in GROUPS},
-        "no_longer_fit": [r["id"] for r in runs if not r["fits"]],
-        "cards": n_cards, "runs": runs,
+        "counts": {g: counted[g] for g in GROUPS},
+        "no_longer_fit": late, "cards": n_cards, "runs": runs,
+        "observed": {k: v.as_json() for k, v in observed.items()},
+        "at_risk": list(late),
+        "capacity_left": capacity_left(plan, left, n_cards, round(now_h, 3), observed),
     }
-    extend(s, plan, recs, groups, now, observed, ws.workdir)
-    return s
 
 
 def observed_lines(s: dict[str, Any]) -> list[str]:
@@ -207,6 +236,15 @@ def _actual(start: float | None, end: float | None) -> str:
     return f"{_hh(start):>6}–{'' if end is None else _hh(end)}"
 
 
+@functools.lru_cache(maxsize=4096)
+def _cells(start: float, end: float, actual_start: float | None, actual_end: float | None,
+           planned_s: float) -> str:
+    """The planned and actual hours and the planned duration of a row (the runs of a matrix
+    share a few of each: each is written once)."""
+    return (f"{_hh(start):>6}–{_hh(end):<6}  {_actual(actual_start, actual_end):<13}  "
+            f"{span(planned_s):<25}  ")
+
+
 def render(s: dict[str, Any]) -> str:
     """The status for a person."""
     counts = " · ".join(f"{n} {g}" for g, n in s["counts"].items())
@@ -243,10 +281,12 @@ def render(s: dict[str, Any]) -> str:
         if state == "pending" and r["detail"] in ("retrying", "interrupted", "running"):
             state = "retrying" if r["detail"] == "retrying" else "to resume"
         code = f" exit {r['exit_code']}" if r["state"] == "failed" else ""
+        figures = r.get("progress") or r.get("resumes_from_step") \
+            or r.get("observed_s_per_step") is not None
+        cells = _cells(r["planned_start_h"], r["planned_end_h"], r["actual_start_h"],
+                       r["actual_end_h"], r["planned_s"])
         lines.append(
-            f"  {r['id']:<{width}}  {state:<11} {r['attempts']:>5}  "
-            f"{_hh(r['planned_start_h']):>6}–{_hh(r['planned_end_h']):<6}  "
-            f"{_actual(r['actual_start_h'], r['actual_end_h']):<13}  "
-            f"{span(r['planned_s']):<25}  {span(r['actual_s']) if r['actual_s'] else '—'}{code}"
-            f"{pace_cell(r)}")
+            f"  {r['id']:<{width}}  {state:<11} {r['attempts']:>5}  {cells}"
+            f"{span(r['actual_s']) if r['actual_s'] else '—'}{code}"
+            f"{pace_cell(r) if figures else ''}")
     return "\n".join(lines)
