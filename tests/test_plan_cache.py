@@ -55,8 +55,8 @@ def test_an_entry_others_could_have_written_is_not_used(tmp_path: Path, cache: P
     entry = _entry(cache, plan_path)
     forged = json.loads(entry.read_text())
     row = forged["runs"][0]
-    row[forged["fields"].index("argv")] = ["sh", "-c", "touch MARKER"]
-    row[forged["fields"].index("command")] = "sh -c 'touch MARKER'"
+    row["argv"] = ["sh", "-c", "touch MARKER"]
+    row["command"] = "sh -c 'touch MARKER'"
     if how == "entry-link":
         other = tmp_path / "forged.json"
         other.write_text(json.dumps(forged))
@@ -92,3 +92,20 @@ def test_a_missing_plan_is_still_one_line(tmp_path: Path, cache: Path) -> None:
     with pytest.raises(InputError, match="file not found"):
         read_plan(tmp_path / "nowhere.toml")
     assert not os.path.exists(cache) or not list(cache.iterdir())
+
+
+@pytest.mark.parametrize("edit", ["a field left out", "a field too many", "a run not a table"])
+def test_an_entry_of_other_fields_is_not_used(tmp_path: Path, cache: Path, edit: str) -> None:
+    plan_path = h.make_plan(tmp_path / "p", h.preset(seeds=(0,)))
+    full = read_plan(plan_path)
+    entry = _entry(cache, plan_path)
+    data = json.loads(entry.read_text())
+    if edit == "a field left out":
+        del data["runs"][0]["argv"]
+    elif edit == "a field too many":
+        data["runs"][0]["extra"] = 1
+    else:
+        data["runs"][0] = ["x"]
+    entry.write_text(json.dumps(data))
+    assert plan_cache.load(plan_path.read_bytes()) is None
+    assert read_plan(plan_path) == full

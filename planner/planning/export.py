@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
 from planner.errors import InputError, from_validation
-from planner.planning import plan_cache, plan_text
+from planner.planning import plan_cache, plan_fast, plan_text
 from planner.planning.order import Order
 from planner.planning.plan import Plan
 from planner.planning.plan_rules import value_problem
@@ -77,7 +79,27 @@ def read_plan(path: str | Path) -> Plan:
 
 
 def _read_in_full(raw: bytes, path: str | Path) -> Plan:
-    data = parse_toml(raw, path)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", file=path) from None
+    # The run tables as plan.toml writes them are read at the speed of JSON; the reading
+    # gives what the TOML parser gives, or nothing. A plan it reads and the checks then
+    # refuse is read again by the TOML parser, so the error named is the same either way.
+    data = plan_fast.parse(text)
+    plan = None
+    if data is not None:
+        with contextlib.suppress(InputError):
+            plan = _checked(data, path)
+        del data
+    if plan is None:
+        plan = _checked(parse_toml(text, path), path)
+    plan_cache.store(raw, plan)
+    return plan
+
+
+def _checked(data: dict[str, Any], path: str | Path) -> Plan:
+    """The plan of these tables, checked: errors name the file and the field."""
     runs = data.get("runs")
     if isinstance(runs, list) and runs and isinstance(runs[0], dict) and "argv" not in runs[0] \
             and "command" in runs[0]:
@@ -89,9 +111,6 @@ def _read_in_full(raw: bytes, path: str | Path) -> Plan:
     if problem:
         raise InputError(problem[1], file=path, field=problem[0])
     try:
-        plan = Plan.model_validate(data)
+        return Plan.model_validate(data)
     except ValidationError as exc:
         raise from_validation(exc, path) from None
-    del data  # the parsed tables go before the entry is made
-    plan_cache.store(raw, plan)
-    return plan

@@ -31,23 +31,28 @@ from planner.planning.plan import Plan, Run
 ENTRIES = 4
 """Plans kept; the least recently used go first."""
 _FIELDS = frozenset(Run.model_fields)
+_FIELD_SET = set(_FIELDS)
 _set = object.__setattr__
+_new = Run.__new__
 
 
 def _run(values: dict[str, Any]) -> Run:
     """A Run of every field's value, as `constructor(Run)` builds it, without its per-call
-    check of the names (the entry's field list was checked once)."""
-    run = Run.__new__(Run)
+    check of the names (the entry's keys were checked, all runs at once)."""
+    run = _new(Run)
     _set(run, "__dict__", values)
-    _set(run, "__pydantic_fields_set__", set(_FIELDS))
+    # Shared: every field is set in every run, so no change can add to it (a copy of a run
+    # copies it first).
+    _set(run, "__pydantic_fields_set__", _FIELD_SET)
     _set(run, "__pydantic_extra__", None)
     _set(run, "__pydantic_private__", None)
     return run
 
 
-_RULES = ("planning/plan.py", "planning/plan_embedding.py", "planning/plan_rules.py",
-          "planning/plan_text.py", "planning/export.py", "spec/paths.py", "spec/templates.py",
-          "spec/bounds.py", "spec/base.py", "spec/preset.py")
+_RULES = ("planning/plan_cache.py", "planning/plan_fast.py", "planning/plan.py",
+          "planning/plan_embedding.py", "planning/plan_rules.py", "planning/plan_text.py",
+          "planning/export.py", "spec/paths.py", "spec/templates.py", "spec/bounds.py",
+          "spec/base.py", "spec/preset.py")
 
 
 @functools.cache
@@ -113,7 +118,7 @@ def load(raw: bytes) -> Plan | None:
         finally:
             if enabled:
                 gc.enable()
-    except (OSError, ValueError, TypeError, KeyError):
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
     finally:
         if fd >= 0:
@@ -122,13 +127,13 @@ def load(raw: bytes) -> Plan | None:
 
 def _construct(data: dict[str, Any]) -> Plan:
     # Checked when the entry was made: the small parts are validated again (cheap), the
-    # runs, one row of values each in the fields' order, built directly as planning does.
-    fields = list(Run.model_fields)
-    if data["fields"] != fields:
+    # runs, one JSON object each (its keys read once by the JSON parser), built directly as
+    # planning does.
+    runs = data["runs"]
+    if not all(values.keys() == _FIELDS for values in runs):
         raise ValueError("an entry of other fields")
-    runs = [_run(dict(zip(fields, row, strict=True))) for row in data["runs"]]
     head = Plan.model_validate({**data["plan"], "runs": []})
-    return head.model_copy(update={"runs": runs})
+    return head.model_copy(update={"runs": list(map(_run, runs))})
 
 
 def store(raw: bytes, plan: Plan) -> None:
@@ -142,11 +147,9 @@ def store(raw: bytes, plan: Plan) -> None:
             return
         dump = plan.model_copy(update={"runs": []}).model_dump(mode="json")
         del dump["runs"]
-        fields = list(Run.model_fields)
         # A run's values are JSON's own types already (text, numbers, lists of them):
-        # read directly, without dumping each of a large plan's runs.
-        rows = [[r.__dict__[f] for f in fields] for r in plan.runs]
-        text = json.dumps({"plan": dump, "fields": fields, "runs": rows},
+        # written directly, without dumping each of a large plan's runs.
+        text = json.dumps({"plan": dump, "runs": [r.__dict__ for r in plan.runs]},
                           separators=(",", ":"))
         fd, tmp = tempfile.mkstemp(dir=where, prefix=".tmp-", suffix=".json")
         try:

@@ -1,0 +1,115 @@
+"""plan.toml's run tables read at the speed of JSON, when they are as `plan_text` writes them.
+
+A plan of a hundred thousand runs is two million lines of `key = value`; a TOML parser
+written in Python takes seconds over them, on every machine that reads the plan for the
+first time (the rented one). Each of those lines, as `plan_text` writes it, is also JSON
+once its key is quoted: the values are basic strings, integers, floats, booleans and arrays
+of them, which the two grammars spell alike. So the run tables become one JSON text by a few
+whole-text replacements and are parsed by the standard library's C parser; the rest of the
+file (a few hundred lines) is read by the TOML parser as before.
+
+`parse` returns exactly what the TOML parser returns, or None for any text it cannot be sure
+of (then the caller parses the whole file as TOML). Where the grammars differ it does not
+guess:
+- every line of the run tables must be `bare-key = value` with one ` = ` on it, and each
+  line must give exactly one key (counted while parsing): a second key, a table value, a
+  duplicate or a multi-line value sends the text to the TOML parser;
+- what JSON takes and TOML refuses is looked for first (`\\/`, surrogate escapes, DEL, a
+  bare carriage return, `NaN`, `null`);
+- integers beyond TOML's 64 bits are not looked for: no field of a plan takes one (the
+  plan's checks refuse them, and the caller then reads the file as TOML to say why).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from planner.tomlio import loads
+
+TABLES = ("runs", "held")
+"""Arrays of run tables, written last and in this order (`export.plan_toml`)."""
+_HEADERS = tuple(f"\n\n[[{name}]]\n" for name in TABLES)
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+_FIRST_KEY = re.compile(r"[A-Za-z0-9_-]+ = ")
+# JSON escapes TOML does not have: `\/`, and UTF-16 surrogates (TOML takes only scalars).
+_JSON_ONLY = re.compile(r"\\/|\\u[dD][89a-fA-F]")
+
+
+class _NotOurs(ValueError):
+    """Text the JSON reading cannot vouch for."""
+
+
+def _constant(name: str) -> Any:
+    raise _NotOurs(name)  # NaN and Infinity: TOML spells them otherwise
+
+
+def parse(text: str) -> dict[str, Any] | None:
+    """The TOML tables of `text`, as the TOML parser reads them, or None when `text` is not
+    in the form this reading is sure of."""
+    start = min((i for i in (text.find(h) for h in _HEADERS) if i >= 0), default=-1)
+    if start < 0:
+        return None
+    head = text[:start + 1]
+    try:
+        data = loads(head)
+    except ValueError:
+        return None
+    if any(name in data for name in TABLES):
+        return None
+    tail = text[start + 2:]
+    if not tail.endswith("\n"):
+        return None
+    tail = tail[:-1]
+    for name in TABLES:
+        opening = f"[[{name}]]\n"
+        if not tail.startswith(opening):
+            continue
+        end = tail.find(_HEADERS[1]) if name == TABLES[0] else -1
+        body = tail[len(opening):] if end < 0 else tail[len(opening):end]
+        tail = "" if end < 0 else tail[end + 2:]
+        try:
+            data[name] = _tables(body, name)
+        except (_NotOurs, ValueError, RecursionError):
+            return None
+    return None if tail else data
+
+
+def _tables(body: str, name: str) -> list[dict[str, Any]]:
+    """The tables of one array, from the text after its first `[[name]]` line."""
+    if "\x00" in body or "\r" in body or "\x7f" in body or _JSON_ONLY.search(body):
+        raise _NotOurs("text JSON and TOML read differently")
+    # One NUL (never in TOML text) where each table begins: a line break then cannot be
+    # mistaken for one.
+    body = body.replace(f"\n\n[[{name}]]\n", "\x00")
+    lines = body.count("\n") + body.count("\x00") + 1
+    if _FIRST_KEY.match(body) is None or body.count(" = ") != lines:
+        raise _NotOurs("a line that is not one key and its value")
+    # Each line `key = value` becomes `,"key": value`; each table opens with a key of its
+    # own (`""`), so every key that follows has its comma before it.
+    body = body.replace("\n", '\n,"').replace(" = ", '": ').replace("\x00", '},{"":0,"')
+    pairs = 0
+    keys: set[str] = set()
+
+    def table(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal pairs
+        pairs += len(items)
+        found = dict(items)
+        if len(found) != len(items) or None in found.values():
+            raise _NotOurs("a key given twice, or null")
+        keys.update(found)
+        return found
+
+    rows = json.loads('[{"":0,"' + body + "}]", object_pairs_hook=table,
+                      parse_constant=_constant)
+    if pairs != lines + len(rows):
+        raise _NotOurs("a line of more than one key, or a table as a value")
+    # Each line gave one key (counted above), and ` = ` is where its value begins: a key
+    # that is not bare (a dotted key, a comment, a line led by spaces) is not ours.
+    keys.discard("")
+    if not all(map(_BARE_KEY.fullmatch, keys)):
+        raise _NotOurs("a line that is not a bare key and its value")
+    for row in rows:
+        del row[""]
+    return rows

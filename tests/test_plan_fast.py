@@ -1,0 +1,162 @@
+"""plan.toml's run tables read as JSON give what the TOML parser gives, or nothing: any
+text the two grammars could read differently goes to the TOML parser, and a plan read
+either way is the same plan, or refused with the same line."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from planner.errors import InputError
+from planner.planning import export, plan_fast
+from tests.run_fixtures import harness as h
+
+
+@pytest.fixture(scope="module")
+def text(tmp_path_factory: pytest.TempPathFactory) -> str:
+    folder = tmp_path_factory.mktemp("p")
+    data = h.preset(seeds=(0, 1), max_retries=0)
+    return h.make_plan(folder, data).read_text()
+
+
+def _toml(text: str) -> dict[str, Any] | None:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return None
+
+
+def test_a_written_plan_is_read_as_the_toml_parser_reads_it(text: str) -> None:
+    fast = plan_fast.parse(text)
+    assert fast is not None, "plan.toml as written is read the fast way"
+    assert fast == tomllib.loads(text)
+    assert fast["runs"] and all("command" not in run for run in fast["runs"])
+
+
+def test_held_runs_are_read_too(text: str) -> None:
+    runs = text[text.index("\n\n[[runs]]\n"):]
+    held = runs.replace("[[runs]]", "[[held]]").replace('id = "', 'id = "h-')
+    both = text + held[1:]  # as plan_toml writes held runs, after the runs
+    fast = plan_fast.parse(both)
+    assert fast is not None and fast == tomllib.loads(both) and fast["held"]
+
+
+def _first_line(text: str, key: str) -> str:
+    start = text.index("\n\n[[runs]]\n")
+    at = text.index(f"\n{key} = ", start) + 1
+    return text[at:text.index("\n", at)]
+
+
+# Each is text the TOML parser reads otherwise than JSON would (or refuses): never read
+# the fast way.
+ODD = {
+    "dotted key": lambda t: t.replace("\nsteps = ", "\nx.steps = ", 1),
+    "comment line": lambda t: t.replace("\nsteps = ", "\n# a = 1\nsteps = ", 1),
+    "comment after a value": lambda t: t.replace("\nsteps = 30", "\nsteps = 30 # x", 1),
+    "key led by a space": lambda t: t.replace("\nsteps = ", "\n steps = ", 1),
+    "quoted key": lambda t: t.replace("\nsteps = ", '\n"steps" = ', 1),
+    "two keys on a line": lambda t: t.replace("\nsteps = 30", '\nsteps": 30, "x = 1', 1),
+    "key given twice": lambda t: t.replace("\nsteps = 30", "\nsteps = 30\nsteps = 31", 1),
+    "inline table": lambda t: t.replace("\nsteps = 30", "\nsteps = { a = 1 }", 1),
+    "array over lines": lambda t: t.replace("\ncard = [0]", "\ncard = [\n0]", 1),
+    "trailing comma": lambda t: t.replace("\ncard = [0]", "\ncard = [0,]", 1),
+    "JSON's slash escape": lambda t: t.replace('\nkind = "train"', '\nkind = "tr\\/ain"', 1),
+    "surrogate escape": lambda t: t.replace('\nkind = "train"', '\nkind = "\\ud800"', 1),
+    "long escape": lambda t: t.replace('\nkind = "train"', '\nkind = "\\U00000041"', 1),
+    "NaN": lambda t: t.replace("\nstart_h = ", "\nstart_h = NaN\nx = ", 1),
+    "nan": lambda t: t.replace("\nstart_h = ", "\nstart_h = nan\nx = ", 1),
+    "null": lambda t: t.replace("\nsteps = 30", "\nsteps = null", 1),
+    "hex integer": lambda t: t.replace("\nsteps = 30", "\nsteps = 0x1e", 1),
+    "underscored integer": lambda t: t.replace("\nsteps = 30", "\nsteps = 3_0", 1),
+    "plus sign": lambda t: t.replace("\nsteps = 30", "\nsteps = +30", 1),
+    "literal string": lambda t: t.replace('\nkind = "train"', "\nkind = 'train'", 1),
+    "multi-line string": lambda t: t.replace('\nkind = "train"', '\nkind = """train"""', 1),
+    "date": lambda t: t.replace("\nsteps = 30", "\nsteps = 1979-05-27", 1),
+    "DEL in a string": lambda t: t.replace('\nkind = "train"', '\nkind = "tr\x7fain"', 1),
+    "tab in a string": lambda t: t.replace('\nkind = "train"', '\nkind = "tr\tain"', 1),
+    "CRLF": lambda t: t.replace("\n", "\r\n"),
+    "blank line in a table": lambda t: t.replace("\nsteps = 30", "\n\nsteps = 30", 1),
+    "table header": lambda t: t.replace("\nsteps = 30", "\n[runs.x]\nsteps = 30", 1),
+    "header without a blank line": lambda t: t.replace("\n\n[[runs]]\n", "\n[[runs]]\n", 2)
+    .replace("\n[[runs]]\n", "\n\n[[runs]]\n", 1),
+    "runs in the header too": lambda t: t.replace("[campaign]", "runs = []\n\n[campaign]", 1),
+    "text after the last run": lambda t: t + "\n[extra]\na = 1\n",
+    "no final line break": lambda t: t[:-1],
+}
+
+
+@pytest.mark.parametrize("name", sorted(ODD))
+def test_text_the_grammars_read_otherwise_goes_to_the_toml_parser(text: str,
+                                                                  name: str) -> None:
+    edited = ODD[name](text)
+    assert edited != text
+    assert plan_fast.parse(edited) is None
+
+
+# What an edit may bring into the run tables: pieces of either grammar.
+PIECES = ["\n", " = ", '"', "\\", "\\/", "\\u00e9", "\\ud83d", "\\n", "\\t", "\t", "\r",
+          "\x7f", "\x00", ".", "#", "[", "]", "{", "}", ",", ":", "'", "NaN", "nan", "inf",
+          "Infinity", "null", "true", "True", "1e5", "1E400", "-0", "0x1", "+1", "1_0",
+          "01", "1.", ".5", '"""', "\n\n[[runs]]\n", "\n\n[[held]]\n", "é", "\U0001f600",
+          " ", "x", "9" * 25, "steps", "id"]
+
+
+def _mutated(text: str, data: st.DataObject) -> str:
+    start = text.index("\n\n[[runs]]\n")
+    for _ in range(data.draw(st.integers(1, 3))):
+        at = data.draw(st.integers(start - 40, len(text)))
+        cut = data.draw(st.integers(0, 3))
+        piece = data.draw(st.sampled_from(PIECES))
+        text = text[:at] + piece + text[at + cut:]
+    return text
+
+
+@settings(max_examples=600, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_an_edited_plan_is_read_as_the_toml_parser_reads_it_or_left_to_it(
+        text: str, data: st.DataObject) -> None:
+    edited = _mutated(text, data)
+    fast = plan_fast.parse(edited)
+    if fast is not None:
+        assert fast == _toml(edited)
+
+
+def _outcome(path: Path, monkeypatch: pytest.MonkeyPatch, fast: bool) -> Any:
+    with monkeypatch.context() as m:
+        m.setenv("CAMPAIGN_PLANNER_CACHE", "off")
+        if not fast:
+            m.setattr(plan_fast, "parse", lambda _text: None)
+        try:
+            return export.read_plan(path)
+        except InputError as exc:
+            return str(exc)
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_an_edited_plan_reads_as_the_same_plan_or_the_same_error_either_way(
+        text: str, data: st.DataObject, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    edited = _mutated(text, data)
+    path = tmp_path / "plan.toml"
+    path.write_bytes(edited.encode("utf-8", "surrogatepass"))
+    assert _outcome(path, monkeypatch, True) == _outcome(path, monkeypatch, False)
+
+
+def test_values_the_checks_refuse_are_named_as_the_toml_reading_names_them(
+        text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "plan.toml"
+    line = _first_line(text, "steps")
+    for bad in ("steps = -1", "steps = 1e400", 'steps = "x"', "steps = 99999999999999999999"):
+        path.write_text(text.replace(line, bad, 1))
+        assert plan_fast.parse(path.read_text()) is not None, bad
+        fast, slow = _outcome(path, monkeypatch, True), _outcome(path, monkeypatch, False)
+        assert isinstance(fast, str) and fast == slow, bad
+        assert "runs[0].steps" in fast, fast
