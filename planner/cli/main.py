@@ -261,20 +261,21 @@ def console() -> int:
     is of use, and exits within a fraction of a second: that process skips pydantic's plugin
     search, unless PYDANTIC_DISABLE_PLUGINS is already set, and collects garbage rarely
     and, in its own process, ends without the interpreter's teardown (`planner.cli.lean`).
-    Only the headless plan and `replan` do: other commands and the terminal UI start
-    processes (runs, measurements) that inherit the environment, and importing `planner` as
-    a library changes nothing. The terminal UI's process, too, ends without the teardown
-    (unless a thread of it still runs).
+    Only the headless plan, `replan` and `status` do: other commands and the terminal UI
+    start processes (runs, measurements) that inherit the environment, and importing
+    `planner` as a library changes nothing. The processes of `run`, `slurm` and the terminal
+    UI, too, end without the teardown (unless a thread of theirs still runs).
     """
     argv = sys.argv[1:]
-    # `replan` reads, packs and writes like a headless plan, and starts no process either.
-    headless = argv and (argv[0] not in COMMANDS or argv[0] == "replan")
+    # `replan` reads, packs and writes like a headless plan, and `status` reads and shows;
+    # neither starts a process.
+    headless = argv and (argv[0] not in COMMANDS or argv[0] in ("replan", "status"))
     if headless and "--tui" not in argv and "--plan" not in argv:
         from planner.cli.lean import end_process, lean_process
 
         lean_process()
         return end_process(main(argv))
-    if argv and argv[0] in ("status", "run", "slurm"):
+    if argv and argv[0] in ("run", "slurm"):
         # A large plan is millions of objects: freeing them one by one at exit took a
         # good part of a second after the command's work was done (see above).
         from planner.cli.lean import end_process
