@@ -38,10 +38,14 @@ def test_a_written_plan_is_read_as_the_toml_parser_reads_it(text: str) -> None:
     assert fast["runs"] and all("command" not in run for run in fast["runs"])
 
 
-def test_held_runs_are_read_too(text: str) -> None:
+def _with_held(text: str) -> str:
     runs = text[text.index("\n\n[[runs]]\n"):]
     held = runs.replace("[[runs]]", "[[held]]").replace('id = "', 'id = "h-')
-    both = text + held[1:]  # as plan_toml writes held runs, after the runs
+    return text + held[1:]  # as plan_toml writes held runs, after the runs
+
+
+def test_held_runs_are_read_too(text: str) -> None:
+    both = _with_held(text)
     fast = plan_fast.parse(both)
     assert fast is not None and fast == tomllib.loads(both) and fast["held"]
 
@@ -107,6 +111,8 @@ PIECES = ["\n", " = ", '"', "\\", "\\/", "\\u00e9", "\\ud83d", "\\n", "\\t", "\t
 
 
 def _mutated(text: str, data: st.DataObject) -> str:
+    if data.draw(st.booleans()):
+        text = _with_held(text)
     start = text.index("\n\n[[runs]]\n")
     for _ in range(data.draw(st.integers(1, 3))):
         at = data.draw(st.integers(start - 40, len(text)))

@@ -49,46 +49,44 @@ def parse(text: str) -> dict[str, Any] | None:
     """The TOML tables of `text`, as the TOML parser reads them, or None when `text` is not
     in the form this reading is sure of."""
     start = min((i for i in (text.find(h) for h in _HEADERS) if i >= 0), default=-1)
-    if start < 0:
+    if start < 0 or not text.endswith("\n"):
         return None
-    head = text[:start + 1]
+    # Characters TOML refuses outside a string's escapes, and JSON takes (or spells
+    # otherwise): looked for over the whole text, where TOML refuses them as well.
+    if "\x00" in text or "\r" in text or "\x7f" in text or _JSON_ONLY.search(text, start):
+        return None
     try:
-        data = loads(head)
+        data = loads(text[:start + 1])
     except ValueError:
         return None
     if any(name in data for name in TABLES):
         return None
-    tail = text[start + 2:]
-    if not tail.endswith("\n"):
-        return None
-    tail = tail[:-1]
+    at, end = start + 2, len(text) - 1  # the arrays, without the last line break
     for name in TABLES:
         opening = f"[[{name}]]\n"
-        if not tail.startswith(opening):
+        if not text.startswith(opening, at):
             continue
-        end = tail.find(_HEADERS[1]) if name == TABLES[0] else -1
-        body = tail[len(opening):] if end < 0 else tail[len(opening):end]
-        tail = "" if end < 0 else tail[end + 2:]
+        stop = text.find(_HEADERS[1], at, end) if name == TABLES[0] else -1
+        stop = end if stop < 0 else stop
         try:
-            data[name] = _tables(body, name)
+            data[name] = _tables(text[at + len(opening):stop], name)
         except (_NotOurs, ValueError, RecursionError):
             return None
-    return None if tail else data
+        at = stop + 2
+    return data if at >= end else None
 
 
 def _tables(body: str, name: str) -> list[dict[str, Any]]:
     """The tables of one array, from the text after its first `[[name]]` line."""
-    if "\x00" in body or "\r" in body or "\x7f" in body or _JSON_ONLY.search(body):
-        raise _NotOurs("text JSON and TOML read differently")
     # One NUL (never in TOML text) where each table begins: a line break then cannot be
     # mistaken for one.
     body = body.replace(f"\n\n[[{name}]]\n", "\x00")
     lines = body.count("\n") + body.count("\x00") + 1
     if _FIRST_KEY.match(body) is None or body.count(" = ") != lines:
         raise _NotOurs("a line that is not one key and its value")
-    # Each line `key = value` becomes `,"key": value`; each table opens with a key of its
-    # own (`""`), so every key that follows has its comma before it.
-    body = body.replace("\n", '\n,"').replace(" = ", '": ').replace("\x00", '},{"":0,"')
+    # Each line `key = value` becomes `"key": value`, after a comma where a line ends and
+    # between braces where a table does.
+    body = body.replace("\n", ',"').replace(" = ", '": ').replace("\x00", '},{"')
     pairs = 0
     keys: set[str] = set()
 
@@ -101,15 +99,12 @@ def _tables(body: str, name: str) -> list[dict[str, Any]]:
         keys.update(found)
         return found
 
-    rows = json.loads('[{"":0,"' + body + "}]", object_pairs_hook=table,
-                      parse_constant=_constant)
-    if pairs != lines + len(rows):
+    rows: list[dict[str, Any]] = json.loads('[{"' + body + "}]", object_pairs_hook=table,
+                                            parse_constant=_constant)
+    if pairs != lines:
         raise _NotOurs("a line of more than one key, or a table as a value")
     # Each line gave one key (counted above), and ` = ` is where its value begins: a key
     # that is not bare (a dotted key, a comment, a line led by spaces) is not ours.
-    keys.discard("")
     if not all(map(_BARE_KEY.fullmatch, keys)):
         raise _NotOurs("a line that is not a bare key and its value")
-    for row in rows:
-        del row[""]
     return rows
