@@ -83,6 +83,8 @@ def parse_toml(raw: bytes | str, path: str | Path) -> dict[str, Any]:
         return loads(text)
     except TOMLDecodeError as exc:
         raise InputError(f"not valid TOML: {exc}", file=path) from None
+    except ValueError:  # an integer of more digits than Python converts (thousands)
+        raise InputError("not valid TOML: a number too long to read", file=path) from None
 
 
 @functools.cache

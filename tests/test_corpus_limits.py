@@ -124,3 +124,20 @@ def test_a_line_of_many_megabytes_is_scanned_without_being_loaded(tmp_path: Path
 def test_a_long_record_reader_on_junk_says_it_is_not_json(raw: bytes) -> None:
     with contextlib.suppress(LongRecordError):  # any other exception fails the test
         read_long(io.BytesIO(raw), "id", "text", 8)
+
+
+def test_a_number_of_thousands_of_digits_is_one_line_naming_the_record(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"id": "a", "text": "x"}\n{"id": "b", "text": "y", "n": ' + "1" * 5000
+                    + "}\n")
+    with pytest.raises(InputError, match=r"line 2.*a number too long to read"):
+        list(records(path, "id", "text"))
+
+
+def test_a_toml_number_of_thousands_of_digits_is_one_line(tmp_path: Path) -> None:
+    from planner.tomlio import read_toml
+
+    path = tmp_path / "p.toml"
+    path.write_text("a = " + "1" * 5000 + "\n")
+    with pytest.raises(InputError, match="not valid TOML: a number too long to read"):
+        read_toml(path)

@@ -166,3 +166,22 @@ def test_values_the_checks_refuse_are_named_as_the_toml_reading_names_them(
         fast, slow = _outcome(path, monkeypatch, True), _outcome(path, monkeypatch, False)
         assert isinstance(fast, str) and fast == slow, bad
         assert "runs[0].steps" in fast, fast
+
+
+@pytest.mark.parametrize(("lines", "field"), [
+    # A command given beside the vector is compared with it, whatever the other runs say.
+    ("{argv}\ncommand = \"sh -c 'touch MARKER'\"", "runs[0].command"),
+    # A shell flag that is not a boolean as written: no command is derived from it, and
+    # the vector (`shell` read as true) does not show the empty one.
+    ('argv = ["/bin/sh", "-c", "echo hi"]\nshell = "yes"', "runs[0].command"),
+])
+def test_a_command_not_derived_here_is_still_compared_with_its_vector(
+        text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: str,
+        field: str) -> None:
+    first = _first_line(text, "argv")
+    path = tmp_path / "plan.toml"
+    path.write_text(text.replace(first, lines.replace("{argv}", first), 1))
+    assert plan_fast.parse(path.read_text()) is not None
+    fast, slow = _outcome(path, monkeypatch, True), _outcome(path, monkeypatch, False)
+    assert isinstance(fast, str) and fast == slow
+    assert f"{field}: does not match argv" in fast, fast

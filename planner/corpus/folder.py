@@ -35,7 +35,7 @@ WEIGHT_SUFFIXES = (".safetensors", ".bin")
 def _json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # not UTF-8, not JSON, a number too long
         raise InputError(f"cannot read the model's settings: {exc}", file=path) from None
 
 

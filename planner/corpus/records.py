@@ -110,6 +110,9 @@ def _jsonl(path: Path, fh: IO[bytes], id_field: str, text_field: str,
             except (json.JSONDecodeError, UnicodeDecodeError) as exc:
                 raise InputError(f"not valid JSON: {exc}", file=path,
                                  field=f"line {line}") from None
+            except ValueError:  # an integer of more digits than Python converts
+                raise InputError("not valid JSON: a number too long to read", file=path,
+                                 field=f"line {line}") from None
             if not isinstance(row, dict):
                 raise InputError("expected a JSON object", file=path, field=f"line {line}")
             yield _record(path, line, offset, row, id_field, text_field)

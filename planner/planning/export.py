@@ -14,7 +14,7 @@ from planner.errors import InputError, from_validation
 from planner.planning import plan_cache, plan_fast, plan_text
 from planner.planning.order import Order
 from planner.planning.plan import Plan
-from planner.planning.plan_rules import value_problem
+from planner.planning.plan_rules import DERIVED_COMMANDS, value_problem
 from planner.planning.replace import replace_together
 from planner.tomlio import dumps, parse_toml, read_bytes
 
@@ -105,12 +105,12 @@ def _checked(data: dict[str, Any], path: str | Path) -> Plan:
             and "command" in runs[0]:
         raise InputError("written before plans recorded each command's argument vector: "
                          "plan the preset again", file=path, field="runs[0].argv")
-    for name in RUN_TABLES:
-        plan_text.expand(data.get(name))
+    derived = [plan_text.expand(data.get(name)) for name in RUN_TABLES]
     problem = value_problem(data)
     if problem:
         raise InputError(problem[1], file=path, field=problem[0])
     try:
-        return Plan.model_validate(data)
+        # Commands just derived from their vectors match them: not derived twice.
+        return Plan.model_validate(data, context={DERIVED_COMMANDS: all(derived)})
     except ValidationError as exc:
         raise from_validation(exc, path) from None

@@ -3,7 +3,7 @@
 import operator
 from typing import Annotated, Literal, Self
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from planner.planning import plan_rules as rules
 from planner.planning.capacity import Capacity
@@ -175,8 +175,10 @@ class Run(Lax):
         return rules.check_value(v)
 
     @model_validator(mode="after")
-    def _consistent(self) -> Self:
-        rules.check_run(self)
+    def _consistent(self, info: ValidationInfo) -> Self:
+        context = info.context
+        rules.check_run(self, isinstance(context, dict)
+                        and context.get(rules.DERIVED_COMMANDS) is True)
         return self
 
 

@@ -143,14 +143,19 @@ def _column(k: str, values: Sequence[Any]) -> list[str]:
     return lines
 
 
-def expand(runs: Any) -> None:
+def expand(runs: Any) -> bool:
     """Fill in, in place, what a run's table leaves out because it is derived: its command,
     from its argument vector. A vector that cannot be shown is named by the plan's checks
-    of `argv`, which come first; the empty command put here then matches nothing."""
+    of `argv`, which come first; the empty command put here then matches nothing.
+
+    True when every table was a run's without a command, and each got the command its
+    vector shows (then `argv` validates as it stands, and the command matches it)."""
     if not isinstance(runs, list):
-        return
+        return True
+    derived = True
     for run in runs:
         if not isinstance(run, dict) or "command" in run:
+            derived = False
             continue
         argv, shell = run.get("argv"), run.get("shell", False)
         shown: Any = ""
@@ -161,3 +166,5 @@ def expand(runs: Any) -> None:
             except TypeError:  # a word that is not text
                 shown = ""
         run["command"] = shown
+        derived = derived and shown != ""
+    return derived
