@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from planner.errors import InputError
 from planner.planning import export, plan_fast
+from planner.planning.plan_rules import value_problem
 from tests.run_fixtures import harness as h
 
 
@@ -128,9 +129,11 @@ def _mutated(text: str, data: st.DataObject) -> str:
 def test_an_edited_plan_is_read_as_the_toml_parser_reads_it_or_left_to_it(
         text: str, data: st.DataObject) -> None:
     edited = _mutated(text, data)
-    fast = plan_fast.parse(edited)
-    if fast is not None:
-        assert fast == _toml(edited)
+    reading = plan_fast.read(edited)
+    if reading is not None:
+        assert reading.data == _toml(edited)
+        for name in reading.plain:  # nothing there for the value checks to find
+            assert value_problem({name: reading.data[name]}) is None
 
 
 def _outcome(path: Path, monkeypatch: pytest.MonkeyPatch, fast: bool) -> Any:
@@ -185,3 +188,20 @@ def test_a_command_not_derived_here_is_still_compared_with_its_vector(
     fast, slow = _outcome(path, monkeypatch, True), _outcome(path, monkeypatch, False)
     assert isinstance(fast, str) and fast == slow
     assert f"{field}: does not match argv" in fast, fast
+
+
+def test_run_tables_without_an_escape_or_a_long_number_are_known_plain(text: str) -> None:
+    reading = plan_fast.read(text)
+    assert reading is not None and reading.plain == {"runs"}
+    steps = _first_line(text, "steps")
+    for edit, plain, problem in [
+            ("steps = 10000000000000000", False, "a number far beyond any plan's"),
+            ("steps = 1000000000000000", False, None),  # 1e15: the bound itself
+            ("steps = 1e15", False, None), ("steps = 1e400", False, "not a finite number"),
+            ('steps = "a\\tb"', False, "control character"),
+            ("steps = 999999999999999", True, None)]:
+        reading = plan_fast.read(text.replace(steps, edit, 1))
+        assert reading is not None and reading.plain == ({"runs"} if plain else set()), edit
+        found = value_problem(reading.data)
+        assert (found is None) if problem is None else (found is not None
+                                                        and problem in found[1]), (edit, found)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -86,27 +86,28 @@ def _read_in_full(raw: bytes, path: str | Path) -> Plan:
     # The run tables as plan.toml writes them are read at the speed of JSON; the reading
     # gives what the TOML parser gives, or nothing. A plan it reads and the checks then
     # refuse is read again by the TOML parser, so the error named is the same either way.
-    data = plan_fast.parse(text)
+    reading = plan_fast.read(text)
     plan = None
-    if data is not None:
+    if reading is not None:
         with contextlib.suppress(InputError):
-            plan = _checked(data, path)
-        del data
+            plan = _checked(reading.data, path, reading.plain)
+        del reading
     if plan is None:
         plan = _checked(parse_toml(text, path), path)
     plan_cache.store(raw, plan)
     return plan
 
 
-def _checked(data: dict[str, Any], path: str | Path) -> Plan:
-    """The plan of these tables, checked: errors name the file and the field."""
+def _checked(data: dict[str, Any], path: str | Path, plain: Collection[str] = ()) -> Plan:
+    """The plan of these tables, checked: errors name the file and the field. The arrays
+    named in `plain` hold no value `value_problem` looks for."""
     runs = data.get("runs")
     if isinstance(runs, list) and runs and isinstance(runs[0], dict) and "argv" not in runs[0] \
             and "command" in runs[0]:
         raise InputError("written before plans recorded each command's argument vector: "
                          "plan the preset again", file=path, field="runs[0].argv")
     derived = [plan_text.expand(data.get(name)) for name in RUN_TABLES]
-    problem = value_problem(data)
+    problem = value_problem(data, plain=plain)
     if problem:
         raise InputError(problem[1], file=path, field=problem[0])
     try:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from planner.tomlio import loads
 
@@ -45,9 +45,26 @@ def _constant(name: str) -> Any:
     raise _NotOurs(name)  # NaN and Infinity: TOML spells them otherwise
 
 
+class Reading(NamedTuple):
+    """plan.toml's tables, and what is known of its run tables from their text."""
+
+    data: dict[str, Any]
+    """The tables, as the TOML parser reads them."""
+    plain: frozenset[str]
+    """The arrays of run tables whose text holds no escape (so no string in them holds a
+    control character) and no number of 16 digits or more: `plan_rules.value_problem`
+    finds nothing in them."""
+
+
 def parse(text: str) -> dict[str, Any] | None:
     """The TOML tables of `text`, as the TOML parser reads them, or None when `text` is not
     in the form this reading is sure of."""
+    reading = read(text)
+    return None if reading is None else reading.data
+
+
+def read(text: str) -> Reading | None:
+    """`parse`, with what the run tables' text shows of their values."""
     start = min((i for i in (text.find(h) for h in _HEADERS) if i >= 0), default=-1)
     if start < 0 or not text.endswith("\n"):
         return None
@@ -61,6 +78,7 @@ def parse(text: str) -> dict[str, Any] | None:
         return None
     if any(name in data for name in TABLES):
         return None
+    plain = set()
     at, end = start + 2, len(text) - 1  # the arrays, without the last line break
     for name in TABLES:
         opening = f"[[{name}]]\n"
@@ -68,16 +86,20 @@ def parse(text: str) -> dict[str, Any] | None:
             continue
         stop = text.find(_HEADERS[1], at, end) if name == TABLES[0] else -1
         stop = end if stop < 0 else stop
+        body = text[at + len(opening):stop]
         try:
-            data[name] = _tables(text[at + len(opening):stop], name)
+            data[name], large = _tables(body, name)
         except (_NotOurs, ValueError, RecursionError):
             return None
+        if not large and "\\" not in body:
+            plain.add(name)
         at = stop + 2
-    return data if at >= end else None
+    return Reading(data, frozenset(plain)) if at >= end else None
 
 
-def _tables(body: str, name: str) -> list[dict[str, Any]]:
-    """The tables of one array, from the text after its first `[[name]]` line."""
+def _tables(body: str, name: str) -> tuple[list[dict[str, Any]], bool]:
+    """The tables of one array, from the text after its first `[[name]]` line, and whether
+    any number in them has 16 digits or more (or is a float of 1e15 or more)."""
     # One NUL (never in TOML text) where each table begins: a line break then cannot be
     # mistaken for one.
     body = body.replace(f"\n\n[[{name}]]\n", "\x00")
@@ -89,6 +111,18 @@ def _tables(body: str, name: str) -> list[dict[str, Any]]:
     body = body.replace("\n", ',"').replace(" = ", '": ').replace("\x00", '},{"')
     pairs = 0
     keys: set[str] = set()
+    large = False
+
+    def integer(digits: str) -> int:
+        nonlocal large
+        large = large or len(digits) > 15  # a sign counted too: a few false alarms
+        return int(digits)
+
+    def real(digits: str) -> float:
+        nonlocal large
+        value = float(digits)
+        large = large or not abs(value) < 1e15
+        return value
 
     def table(items: list[tuple[str, Any]]) -> dict[str, Any]:
         nonlocal pairs
@@ -100,11 +134,12 @@ def _tables(body: str, name: str) -> list[dict[str, Any]]:
         return found
 
     rows: list[dict[str, Any]] = json.loads('[{"' + body + "}]", object_pairs_hook=table,
-                                            parse_constant=_constant)
+                                            parse_constant=_constant, parse_int=integer,
+                                            parse_float=real)
     if pairs != lines:
         raise _NotOurs("a line of more than one key, or a table as a value")
     # Each line gave one key (counted above), and ` = ` is where its value begins: a key
     # that is not bare (a dotted key, a comment, a line led by spaces) is not ours.
     if not all(map(_BARE_KEY.fullmatch, keys)):
         raise _NotOurs("a line that is not a bare key and its value")
-    return rows
+    return rows, large

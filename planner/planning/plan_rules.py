@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -108,12 +108,16 @@ def check_held_runs(held: Iterable[Run], ids: set[str], cards: int) -> None:
                              "this plan")
 
 
-def value_problem(data: Any, where: str = "") -> tuple[str, str] | None:
+def value_problem(data: Any, where: str = "", plain: Collection[str] = ()
+                  ) -> tuple[str, str] | None:
     """The first value in an edited plan no model should meet: a number that is not finite
-    or is far beyond any plan's, or text with a control character."""
+    or is far beyond any plan's, or text with a control character. The top-level keys in
+    `plain` are known to hold none (`plan_fast.Reading.plain`)."""
     if where or not isinstance(data, dict):
         return _walk(data, where)
     for k, v in data.items():
+        if k in plain:
+            continue
         if isinstance(v, list) and v and all(type(t) is dict for t in v):
             # Arrays of tables (the runs): each table checked at once, and walked value by
             # value, naming the key, only when something in it is found wrong.
