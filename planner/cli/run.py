@@ -59,13 +59,13 @@ def dry_run(plan: Plan, plan_path: Path, ws: Workspace, hist: History,
     from planner.run.status import current, executor_alive, group, project, span
 
     journalled = current(plan, hist)
+    present = folders_present(ws.workdir, plan.runs)  # where a run's lock can be
     # The same records `run` reads once it holds each run's lock: a run finished from
     # another working directory, plan copy or SLURM task is not run again.
-    recs = with_done_records(plan.runs, journalled, ws.workdir)
+    recs = with_done_records(plan.runs, journalled, ws.workdir, present)
     groups = {r.id: group(r, recs[r.id], recs) for r in plan.runs}
     elsewhere = {r.id for r in plan.runs
                  if groups[r.id] == "done" and journalled[r.id].state != "finished"}
-    present = folders_present(ws.workdir, plan.runs)  # where a run's lock can be
     proj = project(plan, recs, groups, 0.0, len(cards), pace=1.0)
     lines = ["Dry run: nothing is started and nothing is written.",
              f"Plan      {plan_path} ({plan.campaign.id}, {len(plan.runs)} runs)",

@@ -22,6 +22,7 @@ from planner.nofollow import ensure_dir, open_file
 from planner.planning.export import read_plan
 from planner.planning.plan import Plan, plan_id
 from planner.run.journal import History, Journal, Workspace, fold, read_events
+from planner.run.once import folders_present
 from planner.run.params import (
     check_manifest,
     plan_changes,
@@ -120,16 +121,15 @@ def check(plan: Plan, plan_path: Path, ws: Workspace, hist: History, accept: boo
                 f"--accept-changed-plan to run it over {ws.journal}", file=plan_path)
     problems = []
     # A run whose checkpoint folder does not exist has neither manifest nor checkpoint
-    # there: one look per folder instead of two per run keeps a large plan quick.
-    absent: dict[str, bool] = {}
+    # there: one listing per parent folder instead of two looks per run keeps a large plan
+    # quick (a name there that is no folder holds no manifest either).
+    present = folders_present(ws.workdir, plan.runs)
     for run in plan.runs:
         rec = hist.runs.get(run.id)
         if rec is not None and rec.state == "finished" and rec.fingerprint == run_fingerprint(run):
             continue
         folder = run.checkpoint_dir
-        if folder not in absent:
-            absent[folder] = not os.path.isdir(os.path.join(ws.workdir, folder))
-        if absent[folder] and run.resume.startswith(folder.rstrip("/") + "/"):
+        if folder not in present and run.resume.startswith(folder.rstrip("/") + "/"):
             continue
         problem = check_manifest(ws.workdir, run)
         if problem:
