@@ -33,10 +33,15 @@ def _kill(proc, workdir: Path, everything: bool) -> None:
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     if everything:  # the executor first, so nothing new starts while the rest dies
-        for pid in h.campaign_pids(workdir):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        h.wait_gone(workdir)
+        # Killed again until none is left: a launcher the executor forked just before it
+        # died may start its run's process after a listing (a loaded machine shows it).
+        deadline = time.monotonic() + 30
+        while pids := h.campaign_pids(workdir):
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            assert time.monotonic() < deadline, f"processes left: {pids}"
+            time.sleep(0.02)
 
 
 def _check(plan_path: Path, reference: dict[str, object], stats: Counter) -> None:
