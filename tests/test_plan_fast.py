@@ -108,7 +108,8 @@ PIECES = ["\n", " = ", '"', "\\", "\\/", "\\u00e9", "\\ud83d", "\\n", "\\t", "\t
           "\x7f", "\x00", ".", "#", "[", "]", "{", "}", ",", ":", "'", "NaN", "nan", "inf",
           "Infinity", "null", "true", "True", "1e5", "1E400", "-0", "0x1", "+1", "1_0",
           "01", "1.", ".5", '"""', "\n\n[[runs]]\n", "\n\n[[held]]\n", "é", "\U0001f600",
-          " ", "x", "9" * 25, "steps", "id"]
+          " ", "x", "9" * 25, "steps", "id", "9e5", "-1e5", "1e-5", "d9e5", "0" * 16,
+          ',"id": "x"', '1},{"id": 2', '"{}"']
 
 
 def _mutated(text: str, data: st.DataObject) -> str:
@@ -205,3 +206,29 @@ def test_run_tables_without_an_escape_or_a_long_number_are_known_plain(text: str
         found = value_problem(reading.data)
         assert (found is None) if problem is None else (found is not None
                                                         and problem in found[1]), (edit, found)
+
+
+@pytest.mark.parametrize("edit", [
+    # A line of two pairs, one a key of the table given again: as many pairs as lines.
+    'steps = 1,"id": "x"',
+    # A second table begun inside a value, with no brace of its own before it.
+    'steps = 1},{"steps": 2',
+])
+def test_a_line_of_two_pairs_is_not_read_as_json(text: str, edit: str) -> None:
+    edited = text.replace(_first_line(text, "steps"), edit, 1)
+    assert plan_fast.read(edited) is None
+
+
+@pytest.mark.parametrize(("value", "long"), [
+    ('"d9e5"', False), ('"v1e5"', False), ("1e-5", False), ("123456789012345", False),
+    ("9e5", True), ("-1e5", True), ("[1, 2E+3]", True), ("1.5e20", True),
+    ("1234567890123456", True), ('"0123456789012345"', True)])  # text: a false alarm
+def test_numbers_that_may_be_long_are_found_in_the_text(value: str, long: bool) -> None:
+    assert plan_fast._long_number(f"steps = {value}") is long
+
+
+def test_braces_and_nulls_in_text_are_read_as_the_toml_parser_reads_them(text: str) -> None:
+    argv = _first_line(text, "argv")
+    edited = text.replace(argv, argv[:-1] + r', "--config={\"a\": null}", "{}"]', 1)
+    reading = plan_fast.read(edited)
+    assert reading is not None and reading.data == _toml(edited)

@@ -37,6 +37,13 @@ _FIRST_KEY = re.compile(r"[A-Za-z0-9_-]+ = ")
 _JSON_ONLY = re.compile(r"\\/|\\u[dD][89a-fA-F]")
 
 
+# Every digit as 0 and `E` as `e`: a long number is then a run of 0s, an exponent `0e0`.
+_DIGITS = bytes.maketrans(b"123456789E", b"000000000e")
+_EXPONENT = re.compile(rb"0e[0+]")
+_NUMBER_START = frozenset(b" [,+-")
+_EXPONENTS_LOOKED_AT = 1000
+
+
 class _NotOurs(ValueError):
     """Text the JSON reading cannot vouch for."""
 
@@ -52,8 +59,8 @@ class Reading(NamedTuple):
     """The tables, as the TOML parser reads them."""
     plain: frozenset[str]
     """The arrays of run tables whose text holds no escape (so no string in them holds a
-    control character) and no number of 16 digits or more: `plan_rules.value_problem`
-    finds nothing in them."""
+    control character: JSON refuses one written as itself) and no number of 16 digits or
+    more: `plan_rules.value_problem` finds nothing in them."""
 
 
 def parse(text: str) -> dict[str, Any] | None:
@@ -88,41 +95,56 @@ def read(text: str) -> Reading | None:
         stop = end if stop < 0 else stop
         body = text[at + len(opening):stop]
         try:
-            data[name], large = _tables(body, name)
-        except (_NotOurs, ValueError, RecursionError):
+            data[name] = _tables(body, name)
+        except (_NotOurs, ValueError, TypeError, RecursionError):
             return None
-        if not large and "\\" not in body:
+        if "\\" not in body and not _long_number(body):
             plain.add(name)
         at = stop + 2
     return Reading(data, frozenset(plain)) if at >= end else None
 
 
-def _tables(body: str, name: str) -> tuple[list[dict[str, Any]], bool]:
-    """The tables of one array, from the text after its first `[[name]]` line, and whether
-    any number in them has 16 digits or more (or is a float of 1e15 or more)."""
+def _tables(body: str, name: str) -> list[dict[str, Any]]:
+    """The tables of one array, from the text after its first `[[name]]` line."""
     # One NUL (never in TOML text) where each table begins: a line break then cannot be
     # mistaken for one.
     body = body.replace(f"\n\n[[{name}]]\n", "\x00")
     lines = body.count("\n") + body.count("\x00") + 1
     if _FIRST_KEY.match(body) is None or body.count(" = ") != lines:
         raise _NotOurs("a line that is not one key and its value")
+    # Without a brace or a `null` in the text the only objects are the tables made here,
+    # and no value is null: each object comes as its list of pairs (a C call, no Python
+    # code a table), counted before they become dicts. A text with either is left to a
+    # hook that looks at every object.
+    simple = "{" not in body and "null" not in body
     # Each line `key = value` becomes `"key": value`, after a comma where a line ends and
     # between braces where a table does.
     body = body.replace("\n", ',"').replace(" = ", '": ').replace("\x00", '},{"')
+    text = '[{"' + body + "}]"
+    if simple:
+        listed = json.loads(text, object_pairs_hook=list, parse_constant=_constant)
+        pairs = sum(map(len, listed))
+        rows: list[dict[str, Any]] = list(map(dict, listed))
+        del listed
+        if sum(map(len, rows)) != pairs:
+            raise _NotOurs("a key given twice")
+        keys: set[str] = set().union(*rows)
+    else:
+        rows, pairs, keys = _hooked(text)
+    if pairs != lines:
+        raise _NotOurs("a line of more than one key, or a table as a value")
+    # Each line gave one key (counted above), and ` = ` is where its value begins: a key
+    # that is not bare (a dotted key, a comment, a line led by spaces) is not ours.
+    if not all(map(_BARE_KEY.fullmatch, keys)):
+        raise _NotOurs("a line that is not a bare key and its value")
+    return rows
+
+
+def _hooked(text: str) -> tuple[list[dict[str, Any]], int, set[str]]:
+    """The tables of a JSON text that may hold objects as values or nulls, the pairs of
+    every object counted, and the keys seen."""
     pairs = 0
     keys: set[str] = set()
-    large = False
-
-    def integer(digits: str) -> int:
-        nonlocal large
-        large = large or len(digits) > 15  # a sign counted too: a few false alarms
-        return int(digits)
-
-    def real(digits: str) -> float:
-        nonlocal large
-        value = float(digits)
-        large = large or not abs(value) < 1e15
-        return value
 
     def table(items: list[tuple[str, Any]]) -> dict[str, Any]:
         nonlocal pairs
@@ -133,13 +155,23 @@ def _tables(body: str, name: str) -> tuple[list[dict[str, Any]], bool]:
         keys.update(found)
         return found
 
-    rows: list[dict[str, Any]] = json.loads('[{"' + body + "}]", object_pairs_hook=table,
-                                            parse_constant=_constant, parse_int=integer,
-                                            parse_float=real)
-    if pairs != lines:
-        raise _NotOurs("a line of more than one key, or a table as a value")
-    # Each line gave one key (counted above), and ` = ` is where its value begins: a key
-    # that is not bare (a dotted key, a comment, a line led by spaces) is not ours.
-    if not all(map(_BARE_KEY.fullmatch, keys)):
-        raise _NotOurs("a line that is not a bare key and its value")
-    return rows, large
+    rows = json.loads(text, object_pairs_hook=table, parse_constant=_constant)
+    return rows, pairs, keys
+
+
+def _long_number(body: str) -> bool:
+    """Whether a number in this text may have 16 digits or more, or be a float of 1e15 or
+    more: a run of 16 digits, or a number with an exponent not negative. Text that looks
+    like one (16 digits in a string) is a false alarm, which only costs the values a
+    walk."""
+    shape = body.encode("utf-8", "surrogatepass").translate(_DIGITS)
+    if b"0" * 16 in shape:
+        return True
+    for n, hit in enumerate(_EXPONENT.finditer(shape)):
+        at = hit.start()
+        while at > 0 and shape[at - 1] in b"0.":
+            at -= 1
+        # A digit led by a letter is text (`d9e5` in an id), not a number's mantissa.
+        if n >= _EXPONENTS_LOOKED_AT or at == 0 or shape[at - 1] in _NUMBER_START:
+            return True
+    return False
