@@ -125,3 +125,33 @@ def test_the_headless_command_skips_only_the_interpreter_s_teardown(tmp_path: Pa
     listing = subprocess.run([sys.executable, "-v", "-m", "planner", "presets"],
                              capture_output=True, text=True)
     assert listing.returncode == 0 and "# cleanup[" in listing.stderr
+
+
+KEEP = """
+import sys, types, weakref
+from planner.cli import lean
+class Rows(list):
+    pass
+if sys.argv[1] == "command":
+    sys.modules["__main__"].__spec__ = types.SimpleNamespace(name="planner.__main__")
+lean.hold_to_exit()
+rows = Rows([1, 2])
+gone = weakref.ref(rows)
+lean.keep(rows)
+del rows
+print("held" if gone() is not None else "freed")
+"""
+
+
+@pytest.mark.parametrize(("who", "outcome"), [("command", "held"), ("library", "freed")])
+def test_what_the_command_keeps_is_held_only_in_its_own_process(who: str,
+                                                                 outcome: str) -> None:
+    proc = subprocess.run([sys.executable, "-c", KEEP, who], capture_output=True, text=True,
+                          check=True)
+    assert proc.stdout.strip() == outcome
+
+
+def test_nothing_is_kept_before_hold_to_exit() -> None:
+    before = list(lean._kept)
+    lean.keep(object())
+    assert lean._kept == before

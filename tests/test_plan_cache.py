@@ -4,7 +4,7 @@ used."""
 
 from __future__ import annotations
 
-import json
+import marshal
 import os
 from pathlib import Path
 
@@ -25,7 +25,7 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _entry(cache: Path, plan_path: Path) -> Path:
-    return cache / f"{plan_cache.key(plan_path.read_bytes())}.json"
+    return cache / f"{plan_cache.key(plan_path.read_bytes())}{plan_cache.SUFFIX}"
 
 
 def test_a_planned_plan_is_read_back_from_the_cache_as_a_full_read_gives_it(
@@ -53,18 +53,18 @@ def test_an_entry_others_could_have_written_is_not_used(tmp_path: Path, cache: P
                                                         how: str) -> None:
     plan_path = h.make_plan(tmp_path / "p", h.preset(seeds=(0,)))
     entry = _entry(cache, plan_path)
-    forged = json.loads(entry.read_text())
+    forged = marshal.loads(entry.read_bytes())
     row = forged["runs"][0]
     row["argv"] = ["sh", "-c", "touch MARKER"]
     row["command"] = "sh -c 'touch MARKER'"
     if how == "entry-link":
-        other = tmp_path / "forged.json"
-        other.write_text(json.dumps(forged))
+        other = tmp_path / "forged.plan"
+        other.write_bytes(marshal.dumps(forged))
         other.chmod(0o600)
         entry.unlink()
         entry.symlink_to(other)
     else:
-        entry.write_text(json.dumps(forged))
+        entry.write_bytes(marshal.dumps(forged))
         if how == "folder-open":
             cache.chmod(0o777)
         else:
@@ -84,7 +84,7 @@ def test_a_cache_that_cannot_be_written_does_not_fail_the_command(
 def test_the_cache_keeps_a_few_plans(tmp_path: Path, cache: Path) -> None:
     for seed in range(plan_cache.ENTRIES + 2):
         h.make_plan(tmp_path / f"p{seed}", h.preset(seeds=(seed,)))
-    assert len(list(cache.glob("*.json"))) == plan_cache.ENTRIES
+    assert len(list(cache.glob(f"*{plan_cache.SUFFIX}"))) == plan_cache.ENTRIES
     assert not list(cache.glob(".tmp-*"))
 
 
@@ -99,13 +99,36 @@ def test_an_entry_of_other_fields_is_not_used(tmp_path: Path, cache: Path, edit:
     plan_path = h.make_plan(tmp_path / "p", h.preset(seeds=(0,)))
     full = read_plan(plan_path)
     entry = _entry(cache, plan_path)
-    data = json.loads(entry.read_text())
+    data = marshal.loads(entry.read_bytes())
     if edit == "a field left out":
         del data["runs"][0]["argv"]
     elif edit == "a field too many":
         data["runs"][0]["extra"] = 1
     else:
         data["runs"][0] = ["x"]
-    entry.write_text(json.dumps(data))
+    entry.write_bytes(marshal.dumps(data))
     assert plan_cache.load(plan_path.read_bytes()) is None
     assert read_plan(plan_path) == full
+
+
+@pytest.mark.parametrize("damage", ["cut short", "not a table", "runs not a list"])
+def test_a_damaged_entry_is_not_used(tmp_path: Path, cache: Path, damage: str) -> None:
+    plan_path = h.make_plan(tmp_path / "p", h.preset(seeds=(0,)))
+    full = read_plan(plan_path)
+    entry = _entry(cache, plan_path)
+    raw = entry.read_bytes()
+    entry.write_bytes(raw[:len(raw) // 2] if damage == "cut short" else marshal.dumps(
+        [1, 2] if damage == "not a table" else {"plan": {}, "runs": {"a": 1}}))
+    assert plan_cache.load(plan_path.read_bytes()) is None
+    assert read_plan(plan_path) == full
+
+
+def test_only_entries_are_given_up_when_the_cache_is_full(tmp_path: Path,
+                                                          cache: Path) -> None:
+    cache.mkdir(mode=0o700)
+    keep = [cache / "notes.json", cache / "README", cache / f"{'0' * 63}x.plan"]
+    for path in keep:
+        path.write_text("mine")
+    for seed in range(plan_cache.ENTRIES + 1):
+        h.make_plan(tmp_path / f"p{seed}", h.preset(seeds=(seed,)))
+    assert all(path.read_text() == "mine" for path in keep)

@@ -95,6 +95,26 @@ def _is_the_command() -> bool:
     return os.path.basename(getattr(main, "__file__", "") or "") == "campaign-planner"
 
 
+_kept: list[object] = []
+_holding = False
+
+
+def hold_to_exit() -> None:
+    """From now on `keep` holds what it is given, when this process is the command's own
+    (and so ends through `end_process`)."""
+    global _holding
+    _holding = _is_the_command()
+
+
+def keep(*objects: object) -> None:
+    """Hold `objects` until the process ends, when `hold_to_exit` said it ends without the
+    teardown: a large plan's millions of objects are then left to the operating system,
+    not freed one by one as the command's function returns (a good part of a second).
+    Anywhere else (a program calling `main`), nothing is held."""
+    if _holding:
+        _kept.extend(objects)
+
+
 def end_process(status: int) -> int:
     """End the command's process with `status` without the interpreter's teardown (see the
     module's docstring): exit handlers run and stdout and stderr are flushed first, as at

@@ -271,15 +271,17 @@ def console() -> int:
     # neither starts a process.
     headless = argv and (argv[0] not in COMMANDS or argv[0] in ("replan", "status"))
     if headless and "--tui" not in argv and "--plan" not in argv:
-        from planner.cli.lean import end_process, lean_process
+        from planner.cli.lean import end_process, hold_to_exit, lean_process
 
         lean_process()
+        hold_to_exit()
         return end_process(main(argv))
     if argv and argv[0] in ("run", "slurm"):
         # A large plan is millions of objects: freeing them one by one at exit took a
         # good part of a second after the command's work was done (see above).
-        from planner.cli.lean import end_process
+        from planner.cli.lean import end_process, hold_to_exit
 
+        hold_to_exit()
         return end_process(main(argv))
     if not argv or "--tui" in argv:
         # The terminal UI, once quit, ends without the interpreter's teardown too: freeing

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from planner.cli.args import Parser
+from planner.cli.lean import keep
 from planner.planning.plan import Plan, Run
 from planner.run import prepare
 from planner.run.journal import History, Workspace
@@ -126,7 +127,7 @@ def cmd_run(argv: Sequence[str]) -> int:
 
         raise InputError(f"must be between 0 and {prepare.MAX_POLL_S:g} seconds",
                          field="--progress-every")
-    plan, plan_path = prepare.load_plan(args.plan)
+    plan, plan_path = _load(args.plan)
     cards = prepare.parse_cards(args.cards, plan)
     window_start = prepare.parse_time(args.window_start)
     ws = prepare.workspace(plan_path, args.workdir)
@@ -157,6 +158,14 @@ def cmd_run(argv: Sequence[str]) -> int:
             journal.close()
 
 
+def _load(path: str) -> tuple[Plan, Path]:
+    """The plan and its absolute path (`prepare.load_plan`), held until the process ends
+    (`lean.keep`)."""
+    plan, plan_path = prepare.load_plan(path)
+    keep(plan)
+    return plan, plan_path
+
+
 def cmd_status(argv: Sequence[str]) -> int:
     """Show where a plan's run stands."""
     p = Parser(prog="campaign-planner status",
@@ -171,11 +180,13 @@ def cmd_status(argv: Sequence[str]) -> int:
     args = p.parse_args(argv)
     from planner.run.status import render, summarize
 
-    plan, plan_path = prepare.load_plan(args.plan)
+    plan, plan_path = _load(args.plan)
     ws = prepare.workspace(plan_path, args.workdir)
 
     def show() -> str:
         s = summarize(plan, prepare.history(ws), ws)
+        if args.watch is None:
+            keep(s)  # shown once: its rows are left for the process's end to free
         return json.dumps(s, indent=2) if args.json else render(s)
 
     if args.watch is not None:
@@ -229,7 +240,7 @@ def cmd_slurm(argv: Sequence[str]) -> int:
                                                        args.partition):
         raise InputError("expected partition names (letters, digits, `_`, `.`, `-`, "
                          "comma-separated)", field="--partition")
-    plan, plan_path = prepare.load_plan(args.plan)
+    plan, plan_path = _load(args.plan)
     ws = prepare.workspace(plan_path, args.workdir)
     out = Path(args.out).expanduser().absolute()
     if out.exists() and not out.is_dir():

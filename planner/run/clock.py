@@ -37,11 +37,16 @@ def hours_left(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], n
     startup = startup_s(plan)
     out = {}
     for run in plan.runs:
-        rate = observed.get(run.variant)
-        if groups[run.id] == "running":
-            out[run.id] = remaining_h(run, recs[run.id], now, rate, startup)
-        elif groups[run.id] == "pending":
-            out[run.id] = resumed_h(run, rate, resumes_from(run, recs[run.id], workdir))
+        group = groups[run.id]
+        if group == "running":
+            out[run.id] = remaining_h(run, recs[run.id], now, observed.get(run.variant),
+                                      startup)
+        elif group == "pending":
+            rec = recs[run.id]
+            rate = observed.get(run.variant)
+            # A run never started resumes from nothing: its re-timed hours.
+            out[run.id] = resumed_h(run, rate, resumes_from(run, rec, workdir)) \
+                if rec.attempts else retimed_h(run, rate)
     return out
 
 
@@ -64,9 +69,8 @@ def capacity_left(plan: Plan, left: dict[str, float], n_cards: int, now_h: float
                   observed: dict[str, Rate]) -> dict[str, Any]:
     """Card-hours the rest of the window holds beyond the work left, and how many more
     seed sets that is by card-hours alone (an upper bound) at the observed step times."""
-    by_id = {r.id: r for r in plan.runs}
     room = n_cards * max(plan.campaign.usable_until_h - now_h, 0.0)
-    need = sum(h * len(by_id[rid].card) for rid, h in left.items())
+    need = sum(left[r.id] * len(r.card) for r in plan.runs if r.id in left)
     free = max(room - need, 0.0)
     seeds = sorted({r.seed for r in plan.runs if r.seed is not None})
     one_set = sum(retimed_h(r, observed.get(r.variant)) * len(r.card)

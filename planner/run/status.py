@@ -130,7 +130,12 @@ def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
     present = folders_present(ws.workdir, [*plan.runs, *plan.held])
     hist = with_traces(plan, hist, ws.workdir, present=present)
     recs = with_done_records(plan.runs, current(plan, hist), ws.workdir, present)
-    groups = {r.id: group(r, recs[r.id], recs) for r in plan.runs}
+    # A run with no record of its own and nothing it waits on is pending (most of a large
+    # plan before it starts): told so without a call a run.
+    shared = recs.get(plan.runs[0].id) if plan.runs else None
+    shared = shared if shared is not None and shared.state == "pending" else None
+    groups = {r.id: "pending" if rec is shared and not r.depends_on else group(r, rec, recs)
+              for r in plan.runs for rec in (recs[r.id],)}
     origin = hist.window_start
     now_h = (now - origin) / 3600 if origin is not None else plan.campaign.usable_from_h
     n_cards = len(hist.cards) or plan.campaign.cards
@@ -144,6 +149,7 @@ def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
     # What a run's row says of its record alone, worked out once a record: the runs of a
     # large plan that have not started share one record.
     of_record: dict[tuple[int, str], dict[str, Any]] = {}
+    unstarted: dict[tuple[str, int], dict[str, Any]] = {}
     runs = []
     for r in plan.runs:
         rec = recs[r.id]
@@ -160,6 +166,15 @@ def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
                 "actual_s": round(busy, 1), "checkpoints": rec.checkpoints}
         placed = fits.get(r.id)
         rate = observed.get(r.variant)
+        if rec.trace or rec.attempts or state != "pending":
+            progress = run_fields(r, rec, state, now, rate, startup, ws.workdir)
+        else:  # nothing run yet: the same fields for every run of a configuration
+            key = (r.variant, r.steps)
+            known = unstarted.get(key)
+            progress = known if known is not None else unstarted.setdefault(key, {
+                    "planned_s_per_step": rate.planned_seconds_per_step if rate else None,
+                    "observed_s_per_step": None, "step": 0, "steps": r.steps,
+                    "progress": None, "resumes_from_step": None})
         runs.append({
             "id": r.id, "kind": r.kind, "state": state, "detail": mine["detail"],
             "attempts": mine["attempts"], "failures": mine["failures"],
@@ -170,12 +185,7 @@ def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
             "actual_s": mine["actual_s"], "checkpoints": mine["checkpoints"],
             "projected_end_h": round(placed[1], 6) if placed else None,
             # Runs done, failed or blocked are not projected: only those left can miss.
-            "fits": placed is not None or r.id not in fits,
-            **(run_fields(r, rec, state, now, rate, startup, ws.workdir)
-               if rec.trace or rec.attempts or state != "pending" else
-               {"planned_s_per_step": rate.planned_seconds_per_step if rate else None,
-                "observed_s_per_step": None, "step": 0, "steps": r.steps,
-                "progress": None, "resumes_from_step": None}),
+            "fits": placed is not None or r.id not in fits, **progress,
         })
     counted = Counter(groups.values())
     late = [r["id"] for r in runs if not r["fits"]]
