@@ -53,14 +53,15 @@ def run_parser() -> Parser:
 
 
 def dry_run(plan: Plan, plan_path: Path, ws: Workspace, hist: History,
-            cards: list[int]) -> str:
-    """What `run` would do now, in words."""
+            cards: list[int], present: set[str] | None = None) -> str:
+    """What `run` would do now, in words; `present` as for `prepare.check`."""
     from planner.run.observe import with_done_records
     from planner.run.once import folders_present, lock_held
     from planner.run.status import current, executor_alive, group, project, span
 
     journalled = current(plan, hist)
-    present = folders_present(ws.workdir, plan.runs)  # where a run's lock can be
+    if present is None:  # where a run's lock can be
+        present = folders_present(ws.workdir, plan.runs)
     # The same records `run` reads once it holds each run's lock: a run finished from
     # another working directory, plan copy or SLURM task is not run again.
     recs = with_done_records(plan.runs, journalled, ws.workdir, present)
@@ -132,10 +133,15 @@ def cmd_run(argv: Sequence[str]) -> int:
     window_start = prepare.parse_time(args.window_start)
     ws = prepare.workspace(plan_path, args.workdir)
     hist = prepare.history(ws)
-    prepare.check(plan, plan_path, ws, hist, args.accept_changed_plan)
     if args.dry_run:
-        print(dry_run(plan, plan_path, ws, hist, cards))
+        from planner.run.once import folders_present
+
+        # One listing of the runs' folders, for the checks and the dry run alike.
+        present = folders_present(ws.workdir, plan.runs)
+        prepare.check(plan, plan_path, ws, hist, args.accept_changed_plan, present)
+        print(dry_run(plan, plan_path, ws, hist, cards, present))
         return 0
+    prepare.check(plan, plan_path, ws, hist, args.accept_changed_plan)
     from planner.run.executor import Executor
     from planner.run.journal import Journal
 

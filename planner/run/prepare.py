@@ -106,9 +106,11 @@ def history(ws: Workspace) -> History:
     return fold(read_events(ws.journal))
 
 
-def check(plan: Plan, plan_path: Path, ws: Workspace, hist: History, accept: bool) -> str:
-    """Refuse a changed plan (unless accepted) or a run whose checkpoints disagree with it.
-    Returns what changed in the plan ("" when nothing did)."""
+def check(plan: Plan, plan_path: Path, ws: Workspace, hist: History, accept: bool,
+          present: set[str] | None = None) -> str:
+    """Refuse a changed plan (unless accepted) or a run whose checkpoint disagrees with it.
+    Returns what changed in the plan ("" when nothing did). `present`: the runs' folders
+    there now (`once.folders_present`), when the caller has just listed them."""
     changes = ""
     if hist.plan is not None and hist.plan["fingerprint"] != plan_fingerprint(plan):
         new = {r.id: run_parameters(r) for r in plan.runs}
@@ -123,7 +125,8 @@ def check(plan: Plan, plan_path: Path, ws: Workspace, hist: History, accept: boo
     # A run whose checkpoint folder does not exist has neither manifest nor checkpoint
     # there: one listing per parent folder instead of two looks per run keeps a large plan
     # quick (a name there that is no folder holds no manifest either).
-    present = folders_present(ws.workdir, plan.runs)
+    if present is None:
+        present = folders_present(ws.workdir, plan.runs)
     for run in plan.runs:
         rec = hist.runs.get(run.id)
         if rec is not None and rec.state == "finished" and rec.fingerprint == run_fingerprint(run):
