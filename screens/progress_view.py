@@ -12,7 +12,7 @@ from planner.run.journal import History, Workspace
 from planner.run.observe import Rate, rates, with_done_records
 from planner.run.replan import replan
 from planner.run.slurm_trace import with_traces
-from planner.run.status import current, group
+from planner.run.status import current, groups_of
 
 DONE, RUNNING, PLANNED, NOW = "█", "▓", "░", "│"
 
@@ -51,7 +51,7 @@ def view(plan: Plan, hist: History, ws: Workspace, now: float | None = None) -> 
     now = time.time() if now is None else now
     hist = with_traces(plan, hist, ws.workdir, until=now)  # SLURM tasks keep no journal
     recs = with_done_records(plan.runs, current(plan, hist), ws.workdir)
-    groups = {r.id: group(r, recs[r.id], recs) for r in plan.runs}
+    groups = groups_of(plan.runs, recs)
     counts = {k: list(groups.values()).count(k) for k in ("done", "running", "pending",
                                                           "failed")}
     c = plan.campaign

@@ -57,7 +57,7 @@ def dry_run(plan: Plan, plan_path: Path, ws: Workspace, hist: History,
     """What `run` would do now, in words; `present` as for `prepare.check`."""
     from planner.run.observe import with_done_records
     from planner.run.once import folders_present, lock_held
-    from planner.run.status import current, executor_alive, group, project, span
+    from planner.run.status import current, executor_alive, groups_of, project, span
 
     journalled = current(plan, hist)
     if present is None:  # where a run's lock can be
@@ -65,7 +65,7 @@ def dry_run(plan: Plan, plan_path: Path, ws: Workspace, hist: History,
     # The same records `run` reads once it holds each run's lock: a run finished from
     # another working directory, plan copy or SLURM task is not run again.
     recs = with_done_records(plan.runs, journalled, ws.workdir, present)
-    groups = {r.id: group(r, recs[r.id], recs) for r in plan.runs}
+    groups = groups_of(plan.runs, recs)
     elsewhere = {r.id for r in plan.runs
                  if groups[r.id] == "done" and journalled[r.id].state != "finished"}
     proj = project(plan, recs, groups, 0.0, len(cards), pace=1.0)

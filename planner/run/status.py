@@ -66,6 +66,13 @@ def group(run: Run, rec: RunRecord, recs: dict[str, RunRecord]) -> str:
     return "pending"
 
 
+def groups_of(runs: list[Run], recs: dict[str, RunRecord]) -> dict[str, str]:
+    """Each run's `group`. A pending run that waits on nothing (most of a large plan before
+    it starts) is told so without the call."""
+    return {r.id: "pending" if rec.state == "pending" and not r.depends_on
+            else group(r, rec, recs) for r in runs for rec in (recs[r.id],)}
+
+
 @dataclass
 class Projection:
     """Placement of the work left, from now, with durations scaled by the pace so far."""
@@ -130,12 +137,7 @@ def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
     present = folders_present(ws.workdir, [*plan.runs, *plan.held])
     hist = with_traces(plan, hist, ws.workdir, present=present)
     recs = with_done_records(plan.runs, current(plan, hist), ws.workdir, present)
-    # A run with no record of its own and nothing it waits on is pending (most of a large
-    # plan before it starts): told so without a call a run.
-    shared = recs.get(plan.runs[0].id) if plan.runs else None
-    shared = shared if shared is not None and shared.state == "pending" else None
-    groups = {r.id: "pending" if rec is shared and not r.depends_on else group(r, rec, recs)
-              for r in plan.runs for rec in (recs[r.id],)}
+    groups = groups_of(plan.runs, recs)
     origin = hist.window_start
     now_h = (now - origin) / 3600 if origin is not None else plan.campaign.usable_from_h
     n_cards = len(hist.cards) or plan.campaign.cards
