@@ -32,31 +32,17 @@ from pathlib import Path
 from typing import Any
 
 from planner.planning.plan import Plan, Run
+from planner.planning.plan_bulk import construct
 
 ENTRIES = 4
 """Plans kept; the least recently used go first."""
 SUFFIX = ".plan"
 """An entry's file name after its key."""
 _FIELDS = frozenset(Run.model_fields)
-_FIELD_SET = set(_FIELDS)
-_set = object.__setattr__
-_new = Run.__new__
 
 
-def _run(values: dict[str, Any]) -> Run:
-    """A Run of every field's value, as `constructor(Run)` builds it, without its per-call
-    check of the names (the entry's keys were checked, all runs at once)."""
-    run = _new(Run)
-    _set(run, "__dict__", values)
-    # Shared: every field is set in every run, so no change can add to it (a copy of a run
-    # copies it first).
-    _set(run, "__pydantic_fields_set__", _FIELD_SET)
-    _set(run, "__pydantic_extra__", None)
-    _set(run, "__pydantic_private__", None)
-    return run
-
-
-_RULES = ("planning/plan_cache.py", "planning/plan_fast.py", "planning/plan.py",
+_RULES = ("planning/plan_cache.py", "planning/plan_fast.py", "planning/plan_bulk.py",
+          "planning/plan.py",
           "planning/plan_embedding.py", "planning/plan_rules.py", "planning/plan_text.py",
           "planning/export.py", "spec/paths.py", "spec/templates.py", "spec/bounds.py",
           "spec/base.py", "spec/preset.py")
@@ -141,7 +127,7 @@ def _construct(data: dict[str, Any]) -> Plan:
                                          for values in runs):
         raise ValueError("an entry of other fields")
     head = Plan.model_validate({**data["plan"], "runs": []})
-    return head.model_copy(update={"runs": list(map(_run, runs))})
+    return head.model_copy(update={"runs": list(map(construct, runs))})
 
 
 def store(raw: bytes, plan: Plan) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from planner.tomlio import loads
@@ -52,15 +53,30 @@ def _constant(name: str) -> Any:
     raise _NotOurs(name)  # NaN and Infinity: TOML spells them otherwise
 
 
+class Group(NamedTuple):
+    """Tables of one array that give the same keys in the same order, a column a key."""
+
+    keys: tuple[str, ...]
+    """The keys, in the order each table gives them."""
+    columns: list[list[Any]]
+    """Each key's values, table by table."""
+    at: list[int] | None
+    """Where these tables stand in the array; None: they are all of it, in order."""
+
+
 class Reading(NamedTuple):
     """plan.toml's tables, and what is known of its run tables from their text."""
 
     data: dict[str, Any]
-    """The tables, as the TOML parser reads them."""
+    """The tables, as the TOML parser reads them (with `columns`: the arrays given there
+    left out)."""
     plain: frozenset[str]
     """The arrays of run tables whose text holds no escape (so no string in them holds a
-    control character: JSON refuses one written as itself) and no number of 16 digits or
-    more: `plan_rules.value_problem` finds nothing in them."""
+    control character: JSON refuses one written as itself) and, for those in `data`, no
+    number of 16 digits or more: `plan_rules.value_problem` finds nothing in them but, for
+    those in `columns`, numbers beyond its bounds."""
+    columns: dict[str, list[Group]] = {}
+    """Arrays read as columns (`read(..., columns=True)`), group by group."""
 
 
 def parse(text: str) -> dict[str, Any] | None:
@@ -70,8 +86,10 @@ def parse(text: str) -> dict[str, Any] | None:
     return None if reading is None else reading.data
 
 
-def read(text: str) -> Reading | None:
-    """`parse`, with what the run tables' text shows of their values."""
+def read(text: str, columns: bool = False) -> Reading | None:
+    """`parse`, with what the run tables' text shows of their values; with `columns`, the
+    arrays whose tables come in a few shapes are given as columns (`Reading.columns`),
+    never built table by table."""
     start = min((i for i in (text.find(h) for h in _HEADERS) if i >= 0), default=-1)
     if start < 0 or not text.endswith("\n"):
         return None
@@ -86,6 +104,7 @@ def read(text: str) -> Reading | None:
     if any(name in data for name in TABLES):
         return None
     plain = set()
+    grouped: dict[str, list[Group]] = {}
     at, end = start + 2, len(text) - 1  # the arrays, without the last line break
     for name in TABLES:
         opening = f"[[{name}]]\n"
@@ -95,17 +114,39 @@ def read(text: str) -> Reading | None:
         stop = end if stop < 0 else stop
         body = text[at + len(opening):stop]
         try:
-            data[name] = _tables(body, name)
+            tables = _tables(body, name)
         except (_NotOurs, ValueError, TypeError, RecursionError):
             return None
-        if "\\" not in body and not _long_number(body):
-            plain.add(name)
+        escaped = "\\" in body
+        if columns and isinstance(tables[0], Group):
+            grouped[name] = tables  # type: ignore[assignment]
+            if not escaped:
+                plain.add(name)
+        else:
+            data[name] = rows(tables)
+            if not escaped and not _long_number(body):
+                plain.add(name)
         at = stop + 2
-    return Reading(data, frozenset(plain)) if at >= end else None
+    return Reading(data, frozenset(plain), grouped) if at >= end else None
 
 
-def _tables(body: str, name: str) -> list[dict[str, Any]]:
-    """The tables of one array, from the text after its first `[[name]]` line."""
+def rows(tables: list[dict[str, Any]] | list[Group]) -> list[dict[str, Any]]:
+    """An array's tables, one dict a table, from its groups of columns."""
+    if not tables or not isinstance(tables[0], Group):
+        return tables  # type: ignore[return-value]
+    out: list[dict[str, Any] | None] = [None] * sum(len(g.columns[0]) for g in tables)
+    for keys, cols, where in tables:  # type: ignore[misc]
+        made = [dict(zip(keys, values, strict=True)) for values in zip(*cols, strict=True)]
+        if where is None:
+            return made
+        for i, table in zip(where, made, strict=True):
+            out[i] = table
+    return out  # type: ignore[return-value]
+
+
+def _tables(body: str, name: str) -> list[dict[str, Any]] | list[Group]:
+    """The tables of one array, from the text after its first `[[name]]` line: as groups of
+    columns when they come in a few shapes, else one dict a table."""
     # One NUL (never in TOML text) where each table begins: a line break then cannot be
     # mistaken for one.
     body = body.replace(f"\n\n[[{name}]]\n", "\x00")
@@ -121,23 +162,64 @@ def _tables(body: str, name: str) -> list[dict[str, Any]]:
     # between braces where a table does.
     body = body.replace("\n", ',"').replace(" = ", '": ').replace("\x00", '},{"')
     text = '[{"' + body + "}]"
+    tables: list[dict[str, Any]] | list[Group] | None = None
     if simple:
         listed = json.loads(text, object_pairs_hook=list, parse_constant=_constant)
         pairs = sum(map(len, listed))
-        rows: list[dict[str, Any]] = list(map(dict, listed))
-        del listed
-        if sum(map(len, rows)) != pairs:
-            raise _NotOurs("a key given twice")
-        keys: set[str] = set().union(*rows)
+        tables = _grouped(listed)
+        if tables is not None:
+            keys = {k for group in tables for k in group.keys}  # type: ignore[union-attr]
+        else:
+            tables = list(map(dict, listed))
+            del listed
+            if sum(map(len, tables)) != pairs:
+                raise _NotOurs("a key given twice")
+            keys = set().union(*tables)
     else:
-        rows, pairs, keys = _hooked(text)
+        tables, pairs, keys = _hooked(text)
     if pairs != lines:
         raise _NotOurs("a line of more than one key, or a table as a value")
     # Each line gave one key (counted above), and ` = ` is where its value begins: a key
     # that is not bare (a dotted key, a comment, a line led by spaces) is not ours.
     if not all(map(_BARE_KEY.fullmatch, keys)):
         raise _NotOurs("a line that is not a bare key and its value")
-    return rows
+    return tables
+
+
+_KEY, _VALUE = itemgetter(0), itemgetter(1)
+_SHAPES = 8
+"""Most groups an array is read as columns in (a plan's runs come in one to three: with or
+without an evaluated run, a retry count, a shell)."""
+
+
+def _grouped(listed: list[list[tuple[str, Any]]]) -> list[Group] | None:
+    """Tables given as lists of pairs, as groups of the tables of each length whose every
+    position holds one key; None when they are not (then they are read one by one)."""
+    lengths = list(map(len, listed))
+    sizes = set(lengths)
+    if len(sizes) > _SHAPES or 0 in sizes:
+        return None
+    if len(sizes) == 1:
+        parts: list[tuple[list[int] | None, list[list[tuple[str, Any]]]]] = [(None, listed)]
+    else:
+        where: dict[int, list[int]] = {}
+        for i, n in enumerate(lengths):
+            where.setdefault(n, []).append(i)
+        parts = [(at, [listed[i] for i in at]) for at in where.values()]
+    groups = []
+    for at, tables in parts:
+        positions = list(zip(*tables, strict=True))
+        keys = []
+        for pairs in positions:
+            named = set(map(_KEY, pairs))
+            if len(named) != 1:
+                return None
+            keys.append(named.pop())
+        if len(set(keys)) != len(keys):
+            raise _NotOurs("a key given twice")
+        groups.append(Group(tuple(keys), [list(map(_VALUE, pairs)) for pairs in positions],
+                            at))
+    return groups
 
 
 def _hooked(text: str) -> tuple[list[dict[str, Any]], int, set[str]]:

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 import re
 from collections.abc import Collection, Iterable
 from datetime import datetime
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from planner.spec import bounds
@@ -78,6 +80,23 @@ def check_run(run: Run, derived: bool = False) -> None:
     if not derived and display(run.argv, run.shell) != run.command:
         raise ValueError("@command: does not match argv, which is what runs; edit argv "
                          "(and command to match), or plan again")
+
+
+def runs_fine(columns: dict[str, list[Any]], derived: bool, plain: bool = False) -> bool:
+    """True when `check_run` finds nothing in any of these runs (their fields' columns),
+    looked at all at once; False when one may (then each is looked at). `plain`: their
+    text was read from plan.toml without an escape, so it holds no line break."""
+    if not derived or any(columns["shell"]):
+        return False
+    if not all(map(operator.ge, columns["end_h"], columns["start_h"])):
+        return False
+    argvs = columns["argv"]
+    if not all(map(operator.itemgetter(0), argvs)):
+        return False
+    if plain:
+        return True
+    words = "".join(chain.from_iterable(argvs))
+    return "\n" not in words and "\r" not in words
 
 
 def check_plan_runs(runs: Iterable[Run], ids: set[str], cards: int) -> None:
@@ -165,6 +184,29 @@ def _clean(table: dict[str, Any], script: bool) -> bool:
     return _CONTROL.search("".join(texts)) is None and "\0" not in "".join(scripts)
 
 
+def clean_column(key: str, values: list[Any], script: bool) -> bool:
+    """True when `value_problem` would find nothing in any of these values of key `key`
+    (one key's column of an array of tables; `script`: a run's command or vector); False
+    when it may (then it names what)."""
+    kinds = set(map(type, values))
+    if kinds == {list}:
+        values = list(chain.from_iterable(values))
+        kinds = set(map(type, values))
+        if not kinds:
+            return True
+    if kinds == {str}:
+        text = "".join(values)
+        return "\0" not in text if script and key.startswith(_SCRIPT_FIELDS) \
+            else _CONTROL.search(text) is None
+    if kinds <= {int, float}:  # bools are looked at apart
+        # A nan or an inf makes the sum one that is not finite.
+        sizes = list(map(abs, values))
+        if not max(sizes, default=0) <= _limit(key):
+            return False
+        return float not in kinds or math.isfinite(sum(sizes))
+    return kinds == {bool}
+
+
 def _walk(data: Any, where: str) -> tuple[str, str] | None:
     stack: list[tuple[str, Any]] = [(where, data)]
     while stack:
@@ -173,6 +215,10 @@ def _walk(data: Any, where: str) -> tuple[str, str] | None:
             stack.extend((f"{key}.{k}" if key else str(k), v)
                          for k, v in reversed(value.items()))
         elif isinstance(value, list):
+            # A long list of whole numbers in bounds (a plan's seeds): nothing to name.
+            if len(value) > 1 and set(map(type, value)) == {int} \
+                    and max(map(abs, value)) <= _limit(key):
+                continue
             stack.extend((f"{key}[{i}]", v) for i, v in reversed(list(enumerate(value))))
         elif isinstance(value, str):
             found = _text_problem(key, value)

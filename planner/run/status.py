@@ -8,6 +8,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
+from operator import attrgetter
 from typing import Any
 
 import humanize
@@ -23,6 +24,9 @@ from planner.run.procs import alive
 from planner.run.slurm_trace import with_traces
 
 GROUPS = ("done", "running", "pending", "failed", "blocked")
+_ID = attrgetter("id")
+_CARD = attrgetter("card")
+_DEPENDS = attrgetter("depends_on")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -43,12 +47,14 @@ def executor_alive(ws: Workspace) -> bool:
 def current(plan: Plan, hist: History) -> dict[str, RunRecord]:
     """Each plan run's record under its current parameters, to read: the runs without
     one share a single pending record (a plan of 100,000 runs makes none of its own)."""
-    out = {}
     pending = RunRecord("")
+    out = dict.fromkeys(map(_ID, plan.runs), pending)
     records = hist.runs
-    for run in plan.runs:
-        rec = records.get(run.id)
-        out[run.id] = rec if rec and rec.fingerprint == run_fingerprint(run) else pending
+    if records:
+        for run in plan.runs:
+            rec = records.get(run.id)
+            if rec and rec.fingerprint == run_fingerprint(run):
+                out[run.id] = rec
     return out
 
 
@@ -69,8 +75,12 @@ def group(run: Run, rec: RunRecord, recs: dict[str, RunRecord]) -> str:
 def groups_of(runs: list[Run], recs: dict[str, RunRecord]) -> dict[str, str]:
     """Each run's `group`. A pending run that waits on nothing (most of a large plan before
     it starts) is told so without the call."""
-    return {r.id: "pending" if rec.state == "pending" and not r.depends_on
-            else group(r, rec, recs) for r in runs for rec in (recs[r.id],)}
+    out = dict.fromkeys(map(_ID, runs), "pending")
+    for r in runs:
+        rec = recs[r.id]
+        if rec.state != "pending" or r.depends_on:
+            out[r.id] = group(r, rec, recs)
+    return out
 
 
 @dataclass
@@ -90,7 +100,7 @@ def project(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], now_
     """Where the runs not done yet would go from `now_h` on; `left_h` gives the hours each
     still needs (at the observed step times) instead of the planned hours × the pace."""
     runs = plan.runs
-    states = [groups[r.id] for r in runs]
+    states = list(map(groups.__getitem__, map(_ID, runs)))
     if pace is None:
         done = [r for r, g in zip(runs, states, strict=True)
                 if g == "done" and recs[r.id].busy_s > 0]
@@ -99,7 +109,6 @@ def project(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], now_
     now = time.time()
     running = [r for r, g in zip(runs, states, strict=True) if g == "running"]
     left = running + [r for r, g in zip(runs, states, strict=True) if g == "pending"]
-    index = {r.id: i for i, r in enumerate(left)}
     durations = []
     for i, r in enumerate(left):
         if left_h is not None and r.id in left_h:
@@ -109,19 +118,26 @@ def project(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], now_
         spent = rec.busy_s + (now - rec.started if i < len(running) and rec.started
                               else 0.0)
         durations.append(max((r.end_h - r.start_h) * pace - spent / 3600, 0.0))
-    need = [len(r.card) for r in left]
-    after = [index.get(r.depends_on, -1) for r in left]
+    need = list(map(len, map(_CARD, left)))
+    # Most plans have no evaluations: then no run waits on another.
+    after: list[int] | None = None
+    if any(map(_DEPENDS, left)):
+        index = {r.id: i for i, r in enumerate(left)}
+        after = [index.get(r.depends_on, -1) for r in left]
     horizon = plan.campaign.usable_until_h - now_h
     placed = schedule(durations, need, n_cards, horizon, after)
     # Without a horizon the same runs go to the same places, unless some were left out.
     unbounded = placed if None not in placed else schedule(durations, need, n_cards,
                                                            float("inf"), after)
-    ends = [p.end + now_h for p in unbounded if p is not None]
-    if not ends:  # nothing left: the campaign ended when its last run did
+    ends = [p.end for p in unbounded if p is not None]
+    if ends:
+        ends = [max(ends) + now_h]
+    else:  # nothing left: the campaign ended when its last run did
         ends = [(rec.ended - origin) / 3600 for rec in recs.values()
                 if rec.ended is not None and origin is not None and rec.state == "finished"]
-    fits = {r.id: None if p is None else (now_h + p.start, now_h + p.end, p.cards)
-            for r, p in zip(left, placed, strict=True)}
+    fits = dict(zip(map(_ID, left), [None if p is None else (now_h + p.start, now_h + p.end,
+                                                               p.cards) for p in placed],
+                    strict=True))
     return Projection(pace, max(ends, default=now_h), fits)
 
 
@@ -149,13 +165,27 @@ def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
     startup = startup_s(plan)
     fits = proj.fits
     # What a run's row says of its record alone, worked out once a record: the runs of a
-    # large plan that have not started share one record.
+    # large plan that have not started share one record, and their rows one template.
     of_record: dict[tuple[int, str], dict[str, Any]] = {}
-    unstarted: dict[tuple[str, int], dict[str, Any]] = {}
+    unstarted: dict[tuple[int, str, str, int], dict[str, Any]] = {}
     runs = []
     for r in plan.runs:
-        rec = recs[r.id]
-        state = groups[r.id]
+        rid = r.id
+        rec = recs[rid]
+        state = groups[rid]
+        placed = fits.get(rid)
+        fresh = not (rec.trace or rec.attempts or state != "pending")
+        if fresh:
+            template = unstarted.get((id(rec), r.kind, r.variant, r.steps))
+            if template is not None:  # only what is the run's own is written over it
+                row = template.copy()
+                row["id"] = rid
+                row["planned_start_h"], row["planned_end_h"] = r.start_h, r.end_h
+                row["planned_s"] = round((r.end_h - r.start_h) * 3600, 1)
+                row["projected_end_h"] = round(placed[1], 6) if placed else None
+                row["fits"] = placed is not None or rid not in fits
+                runs.append(row)
+                continue
         mine = of_record.get((id(rec), state))
         if mine is None:
             busy = rec.busy_s + (now - rec.started if state == "running" and rec.started
@@ -166,19 +196,16 @@ def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
                 "actual_start_h": _h(rec.first_start, origin),
                 "actual_end_h": _h(rec.ended, origin) if state == "done" else None,
                 "actual_s": round(busy, 1), "checkpoints": rec.checkpoints}
-        placed = fits.get(r.id)
         rate = observed.get(r.variant)
-        if rec.trace or rec.attempts or state != "pending":
+        if not fresh:
             progress = run_fields(r, rec, state, now, rate, startup, ws.workdir)
         else:  # nothing run yet: the same fields for every run of a configuration
-            key = (r.variant, r.steps)
-            known = unstarted.get(key)
-            progress = known if known is not None else unstarted.setdefault(key, {
-                    "planned_s_per_step": rate.planned_seconds_per_step if rate else None,
-                    "observed_s_per_step": None, "step": 0, "steps": r.steps,
-                    "progress": None, "resumes_from_step": None})
-        runs.append({
-            "id": r.id, "kind": r.kind, "state": state, "detail": mine["detail"],
+            progress = {
+                "planned_s_per_step": rate.planned_seconds_per_step if rate else None,
+                "observed_s_per_step": None, "step": 0, "steps": r.steps,
+                "progress": None, "resumes_from_step": None}
+        row = {
+            "id": rid, "kind": r.kind, "state": state, "detail": mine["detail"],
             "attempts": mine["attempts"], "failures": mine["failures"],
             "exit_code": mine["exit_code"],
             "planned_start_h": r.start_h, "planned_end_h": r.end_h,
@@ -187,8 +214,11 @@ def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
             "actual_s": mine["actual_s"], "checkpoints": mine["checkpoints"],
             "projected_end_h": round(placed[1], 6) if placed else None,
             # Runs done, failed or blocked are not projected: only those left can miss.
-            "fits": placed is not None or r.id not in fits, **progress,
-        })
+            "fits": placed is not None or rid not in fits, **progress,
+        }
+        if fresh:
+            unstarted[(id(rec), r.kind, r.variant, r.steps)] = row
+        runs.append(row)
     counted = Counter(groups.values())
     late = [r["id"] for r in runs if not r["fits"]]
     return {

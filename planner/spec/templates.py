@@ -21,6 +21,7 @@ import re
 import shlex
 import string
 from collections.abc import Mapping
+from itertools import chain
 from typing import Any, Protocol, TypeVar
 
 from planner.spec.shellscan import scan_shell
@@ -214,6 +215,8 @@ def fill(template: str, values: Mapping[str, Any], shell: bool = False) -> tuple
 
 
 _UNSAFE = re.compile(r"[^\w@%+=:,./-]", re.ASCII)
+_SAFE_BYTES = bytes(c for c in range(128) if not _UNSAFE.match(chr(c)))
+"""The ASCII characters `_UNSAFE` leaves alone."""
 """What `shlex.quote` quotes a word for."""
 
 
@@ -226,6 +229,18 @@ def display(argv: list[str], shell: bool) -> str:
     if "" not in argv and _UNSAFE.search("".join(argv)) is None:
         return " ".join(argv)
     return shlex.join(argv)
+
+
+def display_all(vectors: list[list[str]], text: str | None = None) -> list[str]:
+    """`display` of each of these argument vectors (none a shell's): when no word of any
+    needs quoting (a plan's hundred thousand runs, read back), one look says so. `text`:
+    their words joined, when known."""
+    if text is None:
+        text = "".join(chain.from_iterable(vectors))
+    if all(map(all, vectors)) and text.isascii() \
+            and not text.encode().translate(None, _SAFE_BYTES):
+        return list(map(" ".join, vectors))
+    return [display(argv, False) for argv in vectors]
 
 
 def template_fields(template: str) -> set[str]:

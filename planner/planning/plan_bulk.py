@@ -1,0 +1,253 @@
+"""A plan's runs built from their columns: every rule a run is read by, a column at a time.
+
+Reading back a plan of a hundred thousand runs as one pydantic model a table costs
+seconds: each of its two million values is checked on its own, through the field's schema,
+its validators and the run's own checks. Here the same rules meet each column at once:
+
+- the field's type and bounds through pydantic itself, one adapter a field, in one call a
+  column (a column of text vectors whose every word is text is checked on its shortest and
+  longest vector only: its bounds are on the length);
+- each field validator on each value, each of the run's own checks on each run, and the
+  plan's checks over all of them, as the model calls them;
+- what `plan_rules.value_problem` looks for, a column at a time (`clean_column`).
+
+Anything it cannot vouch for (a field missing, a key it does not know, any rule refused)
+gives None, and the plan is read table by table, which names what is wrong. The text the
+runs repeat (a command's words, a variant's name) is kept once: a plan read here is the
+same size in memory (and in the cache of checked plans) as the plan that was written.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from itertools import chain, repeat
+from typing import Annotated, Any, NamedTuple, get_args, get_origin
+
+from annotated_types import MaxLen, MinLen
+from pydantic import ConfigDict, TypeAdapter, ValidationError
+
+from planner.planning.plan import Plan, Run
+from planner.planning.plan_fast import Group
+from planner.planning.plan_rules import DERIVED_COMMANDS, clean_column, runs_fine
+from planner.spec.paths import run_ids_fine, run_paths_fine
+from planner.spec.templates import display_all
+
+FIELDS = tuple(Run.model_fields)
+"""A run's fields, in the model's order (the order validation gives them)."""
+_FIELD_SET = frozenset(FIELDS)
+_FIELDS_SET = set(FIELDS)
+_RUN_TABLES = ("runs", "held")
+_SCALARS = (type(None), bool, int, float, str)
+
+# The validators a column is looked at by at once: True when none of its values can fail
+# the validator named; False sends each value through it. A validator not named here meets
+# each value.
+_FIELDS_AT_ONCE: dict[str, Callable[[list[Any]], bool]] = {
+    "_id": run_ids_fine,
+    "_depends": lambda ids: run_ids_fine([i for i in ids if i]),
+    "_path": run_paths_fine,
+}
+_RUNS_AT_ONCE: dict[str, Callable[[dict[str, list[Any]], bool, bool], bool]] = {
+    "_consistent": runs_fine,
+}
+_set = object.__setattr__
+_new = Run.__new__
+
+
+def construct(values: dict[str, Any]) -> Run:
+    """A Run of every field's value (checked already, all runs at once), as
+    `model_construct` builds it without its per-call look at the names."""
+    run = _new(Run)
+    _set(run, "__dict__", values)
+    # Shared: every field is set in every run, so no change can add to it (a copy of a run
+    # copies it first).
+    _set(run, "__pydantic_fields_set__", _FIELDS_SET)
+    _set(run, "__pydantic_extra__", None)
+    _set(run, "__pydantic_private__", None)
+    return run
+
+
+class _Info(NamedTuple):
+    """What a model validator is told of the validation: its context."""
+
+    context: Any
+
+
+@functools.cache
+def _adapter(field: str) -> TypeAdapter[list[Any]]:
+    info = Run.model_fields[field]
+    kind = Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
+    return TypeAdapter(list[kind],  # type: ignore[valid-type]
+                       config=ConfigDict(strict=bool(Run.model_config.get("strict"))))
+
+
+@functools.cache
+def _by_length(field: str) -> bool:
+    """Whether the field is a list of plain text bounded only on its length."""
+    info = Run.model_fields[field]
+    return get_origin(info.annotation) is list and get_args(info.annotation) == (str,) \
+        and all(isinstance(m, MinLen | MaxLen) for m in info.metadata)
+
+
+class _Rules(NamedTuple):
+    fields: list[tuple[str, Callable[[Any], Any], tuple[str, ...]]]
+    runs: list[tuple[str, Callable[..., Any], bool]]
+    plan: list[tuple[Callable[..., Any], bool]]
+
+
+def _takes_info(fn: Callable[..., Any]) -> bool:
+    return len(inspect.signature(fn).parameters) > 1
+
+
+@functools.cache
+def _rules() -> _Rules | None:
+    """The models' validators, as pydantic calls them; None when one is of a kind this
+    reading does not call (before, wrap or plain)."""
+    found = Run.__pydantic_decorators__
+    plans = Plan.__pydantic_decorators__
+    modes = [*(d.info.mode for d in found.field_validators.values()),
+             *(d.info.mode for d in found.model_validators.values()),
+             *(d.info.mode for d in plans.model_validators.values())]
+    if any(mode != "after" for mode in modes) or any(
+            set(d.info.fields) & set(_RUN_TABLES) for d in plans.field_validators.values()):
+        return None
+    fields = [(name, getattr(Run, name), d.info.fields)
+              for name, d in found.field_validators.items()]
+    runs = [(name, d.func, _takes_info(d.func)) for name, d in found.model_validators.items()]
+    plan = [(d.func, _takes_info(d.func)) for d in plans.model_validators.values()]
+    return _Rules(fields, runs, plan)
+
+
+def plan(head: dict[str, Any], arrays: dict[str, list[Group]],
+         plain: frozenset[str] | set[str] = frozenset()) -> Plan | None:
+    """The plan of these tables (`head`) and arrays of runs (as columns), every rule kept;
+    None when it cannot vouch for them. The arrays named in `plain` hold no escape (so no
+    text of theirs holds a control character)."""
+    rules = _rules()
+    if rules is None or any(name in head for name in _RUN_TABLES) \
+            or not set(arrays) <= set(_RUN_TABLES):
+        return None
+    made: dict[str, list[Run]] = {}
+    derived = True
+    for name, groups in arrays.items():
+        built = _array(groups, rules, name in plain)
+        if built is None:
+            return None
+        made[name], derived_here = built
+        derived = derived and derived_here
+    context = {DERIVED_COMMANDS: derived}
+    try:
+        for runs in made.values():
+            for name, check, with_info in rules.runs:
+                if name in _RUNS_AT_ONCE:
+                    continue  # looked at column by column (`_group`)
+                info = _Info(context)
+                for run in runs:
+                    check(run, info) if with_info else check(run)
+        top = Plan.model_validate({**head, "runs": [], "held": []}, context=context)
+        whole = top.model_copy(update={"runs": made.get("runs", []),
+                                       "held": made.get("held", [])})
+        for check, with_info in rules.plan:
+            check(whole, _Info(context)) if with_info else check(whole)
+    except (ValueError, TypeError, ValidationError):
+        return None
+    return whole
+
+
+def _array(groups: list[Group], rules: _Rules, plain: bool) -> tuple[list[Run], bool] | None:
+    """An array's runs, and whether each one's command was derived from its vector."""
+    out: list[Run | None] = [None] * sum(len(g.columns[0]) for g in groups)
+    derived = True
+    for group in groups:
+        built = _group(group, rules, plain)
+        if built is None:
+            return None
+        runs, derived_here = built
+        derived = derived and derived_here
+        if group.at is None:
+            return runs, derived
+        for i, run in zip(group.at, runs, strict=True):
+            out[i] = run
+    return out, derived  # type: ignore[return-value]
+
+
+def _group(group: Group, rules: _Rules, plain: bool) -> tuple[list[Run], bool] | None:
+    keys, columns = group.keys, dict(zip(group.keys, group.columns, strict=True))
+    # A plan written before vectors were recorded is named by the table-by-table reading.
+    if not set(keys) <= _FIELD_SET or "argv" not in columns:
+        return None
+    # What `value_problem` looks for: in text without an escape, only numbers beyond bounds.
+    for k, v in columns.items():
+        kinds = set(map(type, v))
+        # Text or text vectors the schema takes only as text: numbers cannot stand there.
+        if plain and (kinds == {str} or (kinds == {list} and _by_length(k))):
+            continue
+        if not clean_column(k, v, script=True):
+            return None
+    n = len(group.columns[0])
+    derived = "command" not in columns
+    context = {DERIVED_COMMANDS: derived}
+    texts: dict[str, str] = {}
+    try:
+        for field in FIELDS:
+            if field in columns:
+                columns[field] = _checked(field, columns[field], texts)
+            elif field != "command" or not derived:
+                info = Run.model_fields[field]
+                default = info.get_default(call_default_factory=True)
+                if info.is_required() or type(default) not in _SCALARS:
+                    return None
+                columns[field] = [default] * n
+        if derived:
+            if any(columns["shell"]):  # a shell's command is its script: left to the tables
+                return None
+            columns["command"] = display_all(columns["argv"], texts.get("argv"))
+        for name, check, names in rules.fields:
+            at_once = _FIELDS_AT_ONCE.get(name)
+            for field in names:
+                if at_once is None or not at_once(columns[field]):
+                    columns[field] = list(map(check, columns[field]))
+        at_once_runs = [name for name, _, _ in rules.runs if name in _RUNS_AT_ONCE]
+    except (ValueError, TypeError, ValidationError):
+        return None
+    _share_text(columns)
+    rows = zip(*(columns[f] for f in FIELDS), strict=True)
+    runs = list(map(construct, map(dict, map(zip, repeat(FIELDS, n), rows))))
+    try:
+        for name, check, with_info in rules.runs:
+            if name in at_once_runs and not _RUNS_AT_ONCE[name](columns, derived, plain):
+                told = _Info(context)
+                for run in runs:
+                    check(run, told) if with_info else check(run)
+    except (ValueError, TypeError):
+        return None
+    return runs, derived
+
+
+def _checked(field: str, column: list[Any], texts: dict[str, str]) -> list[Any]:
+    """The column as the field's schema validates it; raises ValidationError. A column of
+    text vectors leaves its words' text in `texts`."""
+    if _by_length(field) and set(map(type, column)) == {list}:
+        try:  # every word is text (else joining them fails) ...
+            texts[field] = "".join(chain.from_iterable(column))
+        except TypeError:
+            pass
+        else:  # ... and only the bounds on the length are left to check
+            _adapter(field).validate_python([min(column, key=len), max(column, key=len)])
+            return column
+    return _adapter(field).validate_python(column)
+
+
+_SAMPLE = 64
+
+
+def _share_text(columns: dict[str, list[Any]]) -> None:
+    """Each text a column repeats (a variant's name, a factor's) kept once: a JSON reading
+    makes each its own."""
+    for field, column in columns.items():
+        if column and type(column[0]) is str and set(map(type, column)) == {str} \
+                and len(set(column[:_SAMPLE])) < min(len(column), _SAMPLE):
+            memo: dict[str, str] = {}
+            columns[field] = list(map(memo.setdefault, column, column))
