@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,8 @@ from planner.run.observe import (
     startup_s,
 )
 
+_SEED = attrgetter("seed")
+
 
 def resumes_from(run: Run, rec: RunRecord, workdir: Path | None) -> int:
     """The step an interrupted run resumes from at least (0: from the start)."""
@@ -36,17 +39,17 @@ def hours_left(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], n
     run only its steps after the checkpoint it resumes from."""
     startup = startup_s(plan)
     out = {}
+    get = observed.get
     for run in plan.runs:
-        group = groups[run.id]
-        if group == "running":
-            out[run.id] = remaining_h(run, recs[run.id], now, observed.get(run.variant),
-                                      startup)
-        elif group == "pending":
-            rec = recs[run.id]
-            rate = observed.get(run.variant)
+        rid = run.id
+        group = groups[rid]
+        if group == "pending":
+            rec = recs[rid]
             # A run never started resumes from nothing: its re-timed hours.
-            out[run.id] = resumed_h(run, rate, resumes_from(run, rec, workdir)) \
-                if rec.attempts else retimed_h(run, rate)
+            out[rid] = resumed_h(run, get(run.variant), resumes_from(run, rec, workdir)) \
+                if rec.attempts else retimed_h(run, get(run.variant))
+        elif group == "running":
+            out[rid] = remaining_h(run, recs[rid], now, get(run.variant), startup)
     return out
 
 
@@ -70,11 +73,13 @@ def capacity_left(plan: Plan, left: dict[str, float], n_cards: int, now_h: float
     """Card-hours the rest of the window holds beyond the work left, and how many more
     seed sets that is by card-hours alone (an upper bound) at the observed step times."""
     room = n_cards * max(plan.campaign.usable_until_h - now_h, 0.0)
-    need = sum(left[r.id] * len(r.card) for r in plan.runs if r.id in left)
+    runs = plan.runs
+    need = sum(left[r.id] * len(r.card) for r in runs if r.id in left)
     free = max(room - need, 0.0)
-    seeds = sorted({r.seed for r in plan.runs if r.seed is not None})
-    one_set = sum(retimed_h(r, observed.get(r.variant)) * len(r.card)
-                  for r in plan.runs if seeds and r.seed == seeds[0])
+    seeds = [s for s in map(_SEED, runs) if s is not None]
+    first = min(seeds, default=None)
+    one_set = 0 if first is None else sum(
+        retimed_h(r, observed.get(r.variant)) * len(r.card) for r in runs if r.seed == first)
     more = math.floor(free / one_set + 1e-9) if one_set > 0 else None
     return {"card_hours": round(free, 4), "seed_sets_more_at_most": more}
 

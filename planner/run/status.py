@@ -76,10 +76,10 @@ def groups_of(runs: list[Run], recs: dict[str, RunRecord]) -> dict[str, str]:
     """Each run's `group`. A pending run that waits on nothing (most of a large plan before
     it starts) is told so without the call."""
     out = dict.fromkeys(map(_ID, runs), "pending")
-    for r in runs:
-        rec = recs[r.id]
-        if rec.state != "pending" or r.depends_on:
-            out[r.id] = group(r, rec, recs)
+    recorded = {rid for rid, rec in recs.items() if rec.state != "pending"}
+    for r in runs if recorded else filter(_DEPENDS, runs):
+        if r.depends_on or r.id in recorded:
+            out[r.id] = group(r, recs[r.id], recs)
     return out
 
 
@@ -110,14 +110,15 @@ def project(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], now_
     running = [r for r, g in zip(runs, states, strict=True) if g == "running"]
     left = running + [r for r, g in zip(runs, states, strict=True) if g == "pending"]
     durations = []
+    append, n_running, given = durations.append, len(running), left_h or {}
     for i, r in enumerate(left):
-        if left_h is not None and r.id in left_h:
-            durations.append(left_h[r.id])
+        rid = r.id
+        if rid in given:
+            append(given[rid])
             continue
-        rec = recs[r.id]
-        spent = rec.busy_s + (now - rec.started if i < len(running) and rec.started
-                              else 0.0)
-        durations.append(max((r.end_h - r.start_h) * pace - spent / 3600, 0.0))
+        rec = recs[rid]
+        spent = rec.busy_s + (now - rec.started if i < n_running and rec.started else 0.0)
+        append(max((r.end_h - r.start_h) * pace - spent / 3600, 0.0))
     need = list(map(len, map(_CARD, left)))
     # Most plans have no evaluations: then no run waits on another.
     after: list[int] | None = None
