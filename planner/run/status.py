@@ -109,7 +109,7 @@ def project(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], now_
     now = time.time()
     running = [r for r, g in zip(runs, states, strict=True) if g == "running"]
     left = running + [r for r, g in zip(runs, states, strict=True) if g == "pending"]
-    durations = []
+    durations: list[float] = []
     append, n_running, given = durations.append, len(running), left_h or {}
     for i, r in enumerate(left):
         rid = r.id
