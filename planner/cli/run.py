@@ -80,26 +80,34 @@ def dry_run(plan: Plan, plan_path: Path, ws: Workspace, hist: History,
     lines.append("")
     order = {r.id: i for i, r in enumerate(plan.runs)}
     slots = sorted((v[0], order[k], k) for k, v in proj.fits.items() if v is not None)
+    names = [str(c) for c in cards]
+    # The cards and start of a slot, worded once: a large plan's runs share a few.
+    worded: dict[tuple[float, tuple[int, ...]], str] = {}
     for start, i, rid in slots:
         run = plan.runs[i]
         fit = proj.fits[rid]
         assert fit is not None
-        on = ",".join(str(cards[i]) for i in fit[2])
-        when = "now" if start < 1e-9 else f"in {span(start * 3600)}"
+        head = worded.get((start, fit[2]))
+        if head is None:
+            on = ",".join(names[c] for c in fit[2])
+            when = "now" if start < 1e-9 else f"in {span(start * 3600)}"
+            head = worded[(start, fit[2])] = f"  {when:<22} card {on:<4} "
         if groups[rid] == "running":
             what = "running now: adopted, not restarted"
         elif run.checkpoint_dir in present and lock_held(
                 os.path.join(ws.workdir, run.checkpoint_dir, f"{run.id}.lock")):
             what = "running elsewhere: waits for its lock, then runs only if not done"
-        elif run.kind == "train" and _resumable(run, present, ws.workdir):
+        elif run.kind == "train" and (present or not _inside(run)) \
+                and _resumable(run, present, ws.workdir):
             what = f"resumes from {run.resume}"
         else:
             what = "fresh" if not run.depends_on else f"after {run.depends_on}"
-        mode = "shell" if run.shell else "exec"
-        lines += [f"  {when:<22} card {on:<4} {rid}  ({what})",
-                  f"  {'':<22} {mode}: {run.command}"]
+        lines += [f"{head}{rid}  ({what})",
+                  f"  {'':<22} {'shell' if run.shell else 'exec'}: {run.command}"]
+    counted = set(groups.values())
     for name in ("done", "failed", "blocked"):
-        ids = [r.id for r in plan.runs if groups[r.id] == name and r.id not in elsewhere]
+        ids = [r.id for r in plan.runs if groups[r.id] == name and r.id not in elsewhere] \
+            if name in counted else []
         if ids:
             lines.append(f"  {name} (not started): " + ", ".join(ids))
     if elsewhere:
@@ -112,10 +120,14 @@ def dry_run(plan: Plan, plan_path: Path, ws: Workspace, hist: History,
     return "\n".join(lines)
 
 
+def _inside(run: Run) -> bool:
+    """Whether the run's resume path lies inside its checkpoint folder."""
+    return run.resume.startswith(run.checkpoint_dir.rstrip("/") + "/")
+
+
 def _resumable(run: Run, present: set[str], workdir: Path) -> bool:
     """Whether the run's resume path is there (never, inside a folder that is not)."""
-    inside = run.resume.startswith(run.checkpoint_dir.rstrip("/") + "/")
-    return (run.checkpoint_dir in present or not inside) \
+    return (run.checkpoint_dir in present or not _inside(run)) \
         and os.path.exists(os.path.join(workdir, run.resume))
 
 

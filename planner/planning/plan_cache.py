@@ -38,7 +38,7 @@ ENTRIES = 4
 """Plans kept; the least recently used go first."""
 SUFFIX = ".plan"
 """An entry's file name after its key."""
-_FIELDS = frozenset(Run.model_fields)
+_KEYS = dict.fromkeys(Run.model_fields).keys()
 
 
 _RULES = ("planning/plan_cache.py", "planning/plan_fast.py", "planning/plan_bulk.py",
@@ -123,8 +123,8 @@ def _construct(data: dict[str, Any]) -> Plan:
     # Checked when the entry was made: the small parts are validated again (cheap), the
     # runs, one table of values each, built directly as planning does.
     runs = data["runs"]
-    if type(runs) is not list or not all(type(values) is dict and values.keys() == _FIELDS
-                                         for values in runs):
+    if type(runs) is not list or (runs and (set(map(type, runs)) != {dict} or not all(
+            map(_KEYS.__eq__, map(dict.keys, runs))))):
         raise ValueError("an entry of other fields")
     head = Plan.model_validate({**data["plan"], "runs": []})
     return head.model_copy(update={"runs": list(map(construct, runs))})
