@@ -108,7 +108,10 @@ def _bulk(reading: plan_fast.Reading) -> Plan | None:
     (`plan_bulk`), when nothing there is in doubt."""
     if not reading.columns or value_problem(reading.data):
         return None
-    return plan_bulk.plan(reading.data, reading.columns, reading.plain)
+    # The text the runs repeat kept once only where the plan is cached: there it makes
+    # every later read faster than it costs now.
+    return plan_bulk.plan(reading.data, reading.columns, reading.plain,
+                          share=plan_cache.folder() is not None)
 
 
 def _checked(data: dict[str, Any], path: str | Path, plain: Collection[str] = ()) -> Plan:

@@ -122,10 +122,11 @@ def _rules() -> _Rules | None:
 
 
 def plan(head: dict[str, Any], arrays: dict[str, list[Group]],
-         plain: frozenset[str] | set[str] = frozenset()) -> Plan | None:
+         plain: frozenset[str] | set[str] = frozenset(), share: bool = True) -> Plan | None:
     """The plan of these tables (`head`) and arrays of runs (as columns), every rule kept;
     None when it cannot vouch for them. The arrays named in `plain` hold no escape (so no
-    text of theirs holds a control character)."""
+    text of theirs holds a control character); `share`: the text the runs repeat is kept
+    once (`_share_text`)."""
     rules = _rules()
     if rules is None or any(name in head for name in _RUN_TABLES) \
             or not set(arrays) <= set(_RUN_TABLES):
@@ -133,7 +134,7 @@ def plan(head: dict[str, Any], arrays: dict[str, list[Group]],
     made: dict[str, list[Run]] = {}
     derived = True
     for name, groups in arrays.items():
-        built = _array(groups, rules, name in plain)
+        built = _array(groups, rules, name in plain, share)
         if built is None:
             return None
         made[name], derived_here = built
@@ -157,12 +158,13 @@ def plan(head: dict[str, Any], arrays: dict[str, list[Group]],
     return whole
 
 
-def _array(groups: list[Group], rules: _Rules, plain: bool) -> tuple[list[Run], bool] | None:
+def _array(groups: list[Group], rules: _Rules, plain: bool, share: bool
+           ) -> tuple[list[Run], bool] | None:
     """An array's runs, and whether each one's command was derived from its vector."""
     out: list[Run | None] = [None] * sum(len(g.columns[0]) for g in groups)
     derived = True
     for group in groups:
-        built = _group(group, rules, plain)
+        built = _group(group, rules, plain, share)
         if built is None:
             return None
         runs, derived_here = built
@@ -174,7 +176,8 @@ def _array(groups: list[Group], rules: _Rules, plain: bool) -> tuple[list[Run], 
     return out, derived  # type: ignore[return-value]
 
 
-def _group(group: Group, rules: _Rules, plain: bool) -> tuple[list[Run], bool] | None:
+def _group(group: Group, rules: _Rules, plain: bool, share: bool
+           ) -> tuple[list[Run], bool] | None:
     keys, columns = group.keys, dict(zip(group.keys, group.columns, strict=True))
     # A plan written before vectors were recorded is named by the table-by-table reading.
     if not set(keys) <= _FIELD_SET or "argv" not in columns:
@@ -213,7 +216,8 @@ def _group(group: Group, rules: _Rules, plain: bool) -> tuple[list[Run], bool] |
         at_once_runs = [name for name, _, _ in rules.runs if name in _RUNS_AT_ONCE]
     except (ValueError, TypeError, ValidationError):
         return None
-    _share_text(columns)
+    if share:
+        _share_text(columns)
     rows = zip(*(columns[f] for f in FIELDS), strict=True)
     runs = list(map(construct, map(dict, map(zip, repeat(FIELDS, n), rows))))
     try:
@@ -245,7 +249,7 @@ def _share_text(columns: dict[str, list[Any]]) -> None:
     """Each text the runs repeat (a variant's name, a vector's words, the run's own folder
     named in its vector) kept once, as in the plan that was written: a JSON reading makes
     each its own. It costs a few tenths of a second once, and saves as much on every later
-    read of the checked plan (the cache's entry is a fifth smaller)."""
+    read of the checked plan from the cache (its entry is a quarter smaller)."""
     memo: dict[str, str] = {}
     keep = memo.setdefault
     vectors = []

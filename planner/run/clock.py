@@ -40,14 +40,22 @@ def hours_left(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], n
     startup = startup_s(plan)
     out = {}
     get = observed.get
+    # Variants at their planned step time (all of them before anything ran): a run of one
+    # that never started needs its planned hours, as `retimed_h` gives them.
+    as_planned = {v for v, r in observed.items()
+                  if r.seconds_per_step == r.planned_seconds_per_step}
     for run in plan.runs:
         rid = run.id
         group = groups[rid]
         if group == "pending":
             rec = recs[rid]
             # A run never started resumes from nothing: its re-timed hours.
-            out[rid] = resumed_h(run, get(run.variant), resumes_from(run, rec, workdir)) \
-                if rec.attempts else retimed_h(run, get(run.variant))
+            if rec.attempts:
+                out[rid] = resumed_h(run, get(run.variant), resumes_from(run, rec, workdir))
+            elif run.variant in as_planned:
+                out[rid] = run.end_h - run.start_h
+            else:
+                out[rid] = retimed_h(run, get(run.variant))
         elif group == "running":
             out[rid] = remaining_h(run, recs[rid], now, get(run.variant), startup)
     return out
