@@ -109,16 +109,18 @@ def project(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], now_
     now = time.time()
     running = [r for r, g in zip(runs, states, strict=True) if g == "running"]
     left = running + [r for r, g in zip(runs, states, strict=True) if g == "pending"]
-    durations: list[float] = []
-    append, n_running, given = durations.append, len(running), left_h or {}
-    for i, r in enumerate(left):
-        rid = r.id
-        if rid in given:
-            append(given[rid])
-            continue
-        rec = recs[rid]
-        spent = rec.busy_s + (now - rec.started if i < n_running and rec.started else 0.0)
-        append(max((r.end_h - r.start_h) * pace - spent / 3600, 0.0))
+    given = left_h or {}
+
+    def planned_left(r: Run, running_now: bool) -> float:
+        rec = recs[r.id]
+        spent = rec.busy_s + (now - rec.started if running_now and rec.started else 0.0)
+        return max((r.end_h - r.start_h) * pace - spent / 3600, 0.0)
+
+    # The runs left that have not started (most of them): one expression each, no call.
+    durations = [given[r.id] if r.id in given else planned_left(r, True) for r in running]
+    durations += [given[rid] if rid in given else
+                  max((r.end_h - r.start_h) * pace - (recs[rid].busy_s + 0.0) / 3600, 0.0)
+                  for r in left[len(running):] for rid in (r.id,)]
     need = list(map(len, map(_CARD, left)))
     # Most plans have no evaluations: then no run waits on another.
     after: list[int] | None = None
