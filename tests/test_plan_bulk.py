@@ -131,12 +131,12 @@ def test_runs_of_several_shapes_are_read_as_groups_in_their_places(
     reading = plan_fast.read(text, columns=True)
     assert reading is not None and len(reading.columns["runs"]) == 2
     assert plan_fast.rows(reading.columns["runs"]) == tomllib.loads(text)["runs"]
-    # A table of the evaluations' length with other keys: read table by table.
+    # A table of the evaluations' length with other keys: a group of its own.
     end = _line(text, "resume", 0)[1]
     edited = text[:end] + "\nshell = false" + text[end:]
     reading = plan_fast.read(edited, columns=True)
-    assert reading is not None and "runs" not in reading.columns
-    assert reading.data["runs"] == tomllib.loads(edited)["runs"]
+    assert reading is not None and len(reading.columns["runs"]) == 3
+    assert plan_fast.rows(reading.columns["runs"]) == tomllib.loads(edited)["runs"]
     path = tmp_path / "plan.toml"
     path.write_text(edited)
     assert not isinstance(_same_every_way(path, monkeypatch), str)
@@ -180,3 +180,28 @@ def test_held_runs_are_read_a_column_at_a_time_too(text: str, tmp_path: Path,
     # A held run's id that a scheduled run has: refused alike.
     path.write_text(text + held[1:].replace('id = "h-', 'id = "', 1))
     assert "used twice" in _same_every_way(path, monkeypatch)
+
+
+def test_a_shell_plan_is_read_a_column_at_a_time_too(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    data = h.preset(seeds=(0, 1), command="echo {run_id} > {checkpoint_dir}/out.txt",
+                    shell=True)
+    path = h.make_plan(tmp_path / "p", data)
+    text = path.read_text()
+    reading = plan_fast.read(text, columns=True)
+    assert reading is not None and export._bulk(reading) is not None
+    assert not isinstance(_same_every_way(path, monkeypatch), str)
+    # A shell's vector that is not the shell and its script: refused alike.
+    first = text[slice(*_line(text, "argv"))]
+    path.write_text(text.replace(first, 'argv = ["/bin/sh", "-c", "echo", "x"]', 1))
+    assert "runs[0]" in _same_every_way(path, monkeypatch)
+
+
+def test_the_tables_read_after_columns_are_walked_only_where_needed(
+        text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Left to the tables (a key the columns do not know), the values are still checked.
+    at, end = _line(text, "resume", 1)
+    path = tmp_path / "plan.toml"
+    for added in ("x = 1", "x = 1e400", 'x = "a\\u0007"'):
+        path.write_text(text[:end] + "\n" + added + text[end:])
+        _same_every_way(path, monkeypatch)

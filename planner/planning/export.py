@@ -93,8 +93,11 @@ def _read_in_full(raw: bytes, path: str | Path) -> Plan:
         if plan is None:
             data = {**reading.data, **{name: plan_fast.rows(groups)
                                        for name, groups in reading.columns.items()}}
+            # Arrays without an escape whose numbers are in bounds: nothing to walk.
+            plain = {name for name in reading.plain if name not in reading.columns
+                     or plan_bulk.clean(reading.columns[name], True)}
             with contextlib.suppress(InputError):
-                plan = _checked(data, path, reading.plain - reading.columns.keys())
+                plan = _checked(data, path, plain)
             del data
         del reading
     if plan is None:

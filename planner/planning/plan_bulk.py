@@ -182,16 +182,14 @@ def _group(group: Group, rules: _Rules, plain: bool, share: bool
     # A plan written before vectors were recorded is named by the table-by-table reading.
     if not set(keys) <= _FIELD_SET or "argv" not in columns:
         return None
-    # What `value_problem` looks for: in text without an escape, only numbers beyond bounds.
-    for k, v in columns.items():
-        kinds = set(map(type, v))
-        # Text or text vectors the schema takes only as text: numbers cannot stand there.
-        if plain and (kinds == {str} or (kinds == {list} and _by_length(k))):
-            continue
-        if not clean_column(k, v, script=True):
-            return None
+    if not _clean(group, plain):
+        return None
     n = len(group.columns[0])
     derived = "command" not in columns
+    # A command is derived from the shell flag as written (`plan_text.expand`): a flag
+    # the schema would take as one (`"yes"`) derives none, and is left to the tables.
+    if derived and "shell" in columns and set(map(type, columns["shell"])) != {bool}:
+        return None
     context = {DERIVED_COMMANDS: derived}
     texts: dict[str, str] = {}
     try:
@@ -205,9 +203,7 @@ def _group(group: Group, rules: _Rules, plain: bool, share: bool
                     return None
                 columns[field] = [default] * n
         if derived:
-            if any(columns["shell"]):  # a shell's command is its script: left to the tables
-                return None
-            columns["command"] = display_all(columns["argv"], texts.get("argv"))
+            columns["command"] = _commands(columns["argv"], columns["shell"], texts)
         for name, check, names in rules.fields:
             at_once = _FIELDS_AT_ONCE.get(name)
             for field in names:
@@ -229,6 +225,37 @@ def _group(group: Group, rules: _Rules, plain: bool, share: bool
     except (ValueError, TypeError):
         return None
     return runs, derived
+
+
+def clean(groups: list[Group], plain: bool) -> bool:
+    """True when `plan_rules.value_problem` finds nothing in these groups of an array of
+    runs (`plain`: its text holds no escape)."""
+    return all(_clean(group, plain) for group in groups)
+
+
+def _clean(group: Group, plain: bool) -> bool:
+    # What `value_problem` looks for: in text without an escape, only numbers beyond bounds.
+    for k, v in zip(group.keys, group.columns, strict=True):
+        kinds = set(map(type, v))
+        # Text or text vectors the schema takes only as text: numbers cannot stand there.
+        if plain and (kinds == {str} or (kinds == {list} and _by_length(k))):
+            continue
+        if not clean_column(k, v, script=True):
+            return False
+    return True
+
+
+def _commands(vectors: list[list[str]], shells: list[bool], texts: dict[str, str]
+              ) -> list[str]:
+    """Each run's command as its vector shows it (a shell's: its script). Raises
+    ValueError where a shell's vector is not the shell and one script."""
+    if not any(shells):
+        return display_all(vectors, texts.get("argv"))
+    if any(len(v) != 3 for v, shell in zip(vectors, shells, strict=True) if shell):
+        raise ValueError("a shell's vector is the shell, `-c` and the script")
+    execs = iter(display_all([v for v, shell in zip(vectors, shells, strict=True)
+                              if not shell]))
+    return [v[2] if shell else next(execs) for v, shell in zip(vectors, shells, strict=True)]
 
 
 def _checked(field: str, column: list[Any], texts: dict[str, str]) -> list[Any]:

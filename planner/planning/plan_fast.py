@@ -193,33 +193,47 @@ without an evaluated run, a retry count, a shell)."""
 
 
 def _grouped(listed: list[list[tuple[str, Any]]]) -> list[Group] | None:
-    """Tables given as lists of pairs, as groups of the tables of each length whose every
-    position holds one key; None when they are not (then they are read one by one)."""
+    """Tables given as lists of pairs, as groups of the tables that give the same keys in
+    the same order; None when they come in more than a few shapes (then they are read one
+    by one)."""
     lengths = list(map(len, listed))
     sizes = set(lengths)
     if len(sizes) > _SHAPES or 0 in sizes:
         return None
-    if len(sizes) == 1:
-        parts: list[tuple[list[int] | None, list[list[tuple[str, Any]]]]] = [(None, listed)]
-    else:
-        where: dict[int, list[int]] = {}
-        for i, n in enumerate(lengths):
-            where.setdefault(n, []).append(i)
-        parts = [(at, [listed[i] for i in at]) for at in where.values()]
-    groups = []
-    for at, tables in parts:
+    parts: list[tuple[list[int] | None, list[list[tuple[str, Any]]]]] = \
+        [(None, listed)] if len(sizes) == 1 else list(_parts(listed, lengths))
+    groups: list[Group] = []
+    while parts:
+        at, tables = parts.pop(0)
         positions = list(zip(*tables, strict=True))
-        keys = []
-        for pairs in positions:
-            named = set(map(_KEY, pairs))
-            if len(named) != 1:
+        named = [set(map(_KEY, pairs)) for pairs in positions]
+        if any(len(keys) != 1 for keys in named):
+            # Tables of one length with other keys (a run with a shell flag, another
+            # evaluating a run): told apart by their keys, table by table.
+            if len(groups) + len(parts) >= _SHAPES:
                 return None
-            keys.append(named.pop())
+            shapes = list(map(tuple, (map(_KEY, t) for t in tables)))
+            split = _parts(tables, shapes)
+            if len(split) + len(groups) + len(parts) > _SHAPES:
+                return None
+            parts += [(sub if at is None else [at[i] for i in sub], part)
+                      for sub, part in split]
+            continue
+        keys = [k.pop() for k in named]
         if len(set(keys)) != len(keys):
             raise _NotOurs("a key given twice")
         groups.append(Group(tuple(keys), [list(map(_VALUE, pairs)) for pairs in positions],
                             at))
     return groups
+
+
+def _parts(tables: list[list[tuple[str, Any]]], shapes: list[Any]
+           ) -> list[tuple[list[int], list[list[tuple[str, Any]]]]]:
+    """The tables with each shape, and where they stand among `tables`."""
+    where: dict[Any, list[int]] = {}
+    for i, shape in enumerate(shapes):
+        where.setdefault(shape, []).append(i)
+    return [(at, [tables[i] for i in at]) for at in where.values()]
 
 
 def _hooked(text: str) -> tuple[list[dict[str, Any]], int, set[str]]:
