@@ -4,6 +4,8 @@ never another error."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -12,8 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from planner.cli.main import main as planner_main
 from planner.errors import InputError
 from planner.planning import export, plan_bulk, plan_fast
+from planner.spec.loading import shipped_presets
+from planner.spec.shipped import shipped
 from tests.run_fixtures import harness as h
 
 
@@ -200,8 +205,21 @@ def test_a_shell_plan_is_read_a_column_at_a_time_too(tmp_path: Path,
 def test_the_tables_read_after_columns_are_walked_only_where_needed(
         text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Left to the tables (a key the columns do not know), the values are still checked.
-    at, end = _line(text, "resume", 1)
+    end = _line(text, "resume", 1)[1]
     path = tmp_path / "plan.toml"
     for added in ("x = 1", "x = 1e400", 'x = "a\\u0007"'):
         path.write_text(text[:end] + "\n" + added + text[end:])
         _same_every_way(path, monkeypatch)
+
+
+@pytest.mark.parametrize("name", sorted(shipped_presets()))
+def test_every_shipped_preset_s_plan_is_read_a_column_at_a_time(
+        name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Factor values of every kind in one column (text, numbers, flags), embedding shards.
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert planner_main(["--preset", str(shipped(f"{name}.toml")), "--out",
+                             str(tmp_path), "--created", "2026-01-01T00:00:00"]) == 0
+    path = tmp_path / "plan.toml"
+    reading = plan_fast.read(path.read_text(), columns=True)
+    assert reading is not None and export._bulk(reading) is not None
+    assert not isinstance(_same_every_way(path, monkeypatch), str)

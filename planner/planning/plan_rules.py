@@ -192,19 +192,22 @@ def clean_column(key: str, values: list[Any], script: bool) -> bool:
     if kinds == {list}:
         values = list(chain.from_iterable(values))
         kinds = set(map(type, values))
-        if not kinds:
-            return True
+    if not kinds <= {str, int, float, bool}:
+        return False
+    if len(kinds) > 1:  # a factor's values: text, numbers and flags
+        return all(clean_column(key, [v for v in values if type(v) is kind], script)
+                   for kind in kinds)
     if kinds == {str}:
         text = "".join(values)
         return "\0" not in text if script and key.startswith(_SCRIPT_FIELDS) \
             else _CONTROL.search(text) is None
-    if kinds <= {int, float}:  # bools are looked at apart
+    if kinds & {int, float}:  # bools are nothing to look for
         # A nan or an inf makes the sum one that is not finite.
         sizes = list(map(abs, values))
-        if not max(sizes, default=0) <= _limit(key):
+        if not max(sizes) <= _limit(key):
             return False
         return float not in kinds or math.isfinite(sum(sizes))
-    return kinds == {bool}
+    return True
 
 
 def _walk(data: Any, where: str) -> tuple[str, str] | None:
