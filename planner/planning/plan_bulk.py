@@ -27,7 +27,7 @@ from itertools import chain, repeat
 from typing import Annotated, Any, NamedTuple, get_args, get_origin
 
 from annotated_types import MaxLen, MinLen
-from pydantic import ConfigDict, TypeAdapter, ValidationError
+from pydantic import ConfigDict, TypeAdapter
 
 from planner.planning.plan import Plan, Run
 from planner.planning.plan_fast import Group
@@ -43,8 +43,8 @@ _RUN_TABLES = ("runs", "held")
 _SCALARS = (type(None), bool, int, float, str)
 
 # The validators a column is looked at by at once: True when none of its values can fail
-# the validator named; False sends each value through it. A validator not named here meets
-# each value.
+# the validator named (which then gives each value back as it is); False sends each value
+# through it. A validator not named here meets each value.
 _FIELDS_AT_ONCE: dict[str, Callable[[list[Any]], bool]] = {
     "_id": run_ids_fine,
     "_depends": lambda ids: run_ids_fine([i for i in ids if i]),
@@ -55,6 +55,9 @@ _RUNS_AT_ONCE: dict[str, Callable[[dict[str, list[Any]], bool, bool], bool]] = {
 }
 _set = object.__setattr__
 _new = Run.__new__
+_REFUSED = (ValueError, TypeError, AssertionError, AttributeError, KeyError)
+"""What a rule raises to refuse a value (pydantic takes an assertion as one), or meets in
+a value it was not written for: the tables then say what."""
 
 
 def construct(values: dict[str, Any]) -> Run:
@@ -153,7 +156,7 @@ def plan(head: dict[str, Any], arrays: dict[str, list[Group]],
                                        "held": made.get("held", [])})
         for check, with_info in rules.plan:
             check(whole, _Info(context)) if with_info else check(whole)
-    except (ValueError, TypeError, ValidationError):
+    except _REFUSED:  # a ValidationError is a ValueError
         return None
     return whole
 
@@ -210,7 +213,7 @@ def _group(group: Group, rules: _Rules, plain: bool, share: bool
                 if at_once is None or not at_once(columns[field]):
                     columns[field] = list(map(check, columns[field]))
         at_once_runs = [name for name, _, _ in rules.runs if name in _RUNS_AT_ONCE]
-    except (ValueError, TypeError, ValidationError):
+    except _REFUSED:
         return None
     if share:
         _share_text(columns)
@@ -222,7 +225,7 @@ def _group(group: Group, rules: _Rules, plain: bool, share: bool
                 told = _Info(context)
                 for run in runs:
                     check(run, told) if with_info else check(run)
-    except (ValueError, TypeError):
+    except _REFUSED:
         return None
     return runs, derived
 
