@@ -110,7 +110,7 @@ def test_an_edited_field_reads_the_same_every_way(text: str, tmp_path: Path,
 @pytest.mark.parametrize("added", [
     'depends_on = "nowhere"', "shell = true", "shell = 1", 'depends_on = ""',
     'command = "other"', "version = 2", "shard = -1", 'unknown = "x"',
-    "max_retries = 2",
+    "max_retries = 2", 'extra = ["x"]', "extra = [1e400]",
 ])
 def test_a_field_added_to_one_run_reads_the_same_every_way(
         text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, added: str) -> None:

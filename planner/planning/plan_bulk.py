@@ -89,9 +89,11 @@ def _adapter(field: str) -> TypeAdapter[list[Any]]:
 
 @functools.cache
 def _by_length(field: str) -> bool:
-    """Whether the field is a list of plain text bounded only on its length."""
-    info = Run.model_fields[field]
-    return get_origin(info.annotation) is list and get_args(info.annotation) == (str,) \
+    """Whether the field is a list of plain text bounded only on its length (False for a
+    key that is no field)."""
+    info = Run.model_fields.get(field)
+    return info is not None and get_origin(info.annotation) is list \
+        and get_args(info.annotation) == (str,) \
         and all(isinstance(m, MinLen | MaxLen) for m in info.metadata)
 
 
