@@ -1,7 +1,7 @@
 """The largest plan allowed, end to end: prints figures beside the load average, asserts
 nothing.
 
-    python benchmarks/bench_scale.py [RUNS] [--slurm] [--repeat N]
+    python benchmarks/bench_scale.py [RUNS] [--slurm] [--repeat N] [--against REV]
 
 A training matrix of RUNS runs (default 100,000, the most a matrix may expand to: 100
 configurations × 1,000 seeds) on 256 cards, each command the plain argument vector of
@@ -18,6 +18,11 @@ does on the machine that planned) and without it (`CAMPAIGN_PLANNER_CACHE=off`: 
 copied to another machine, read and checked in full the first time). With `--repeat N`,
 each of them runs N times and the fastest is shown (on a noisy machine the least disturbed
 run is the closest to what the command costs).
+
+With `--against REV` (a git revision), the same steps run on that revision too (checked
+out as a worktree beside the plan), each of its tries next to one of this tree's, and the
+ratio of the two fastest is shown: on a machine whose speed drifts from minute to minute,
+a ratio measured in one run says more than figures from two.
 """
 
 from __future__ import annotations
@@ -57,14 +62,22 @@ def preset(runs: int) -> dict[str, object]:
     return data
 
 
-def timed(argv: list[str], cache: Path | None) -> tuple[float, float]:
-    """Wall and CPU seconds of `campaign-planner ARGV` in a fresh process (on a loaded
-    machine the CPU seconds tell more: they are what it costs on an idle one)."""
-    env = {**os.environ, "CAMPAIGN_PLANNER_CACHE": str(cache) if cache else "off"}
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def timed(argv: list[str], cache: Path | None, root: Path = ROOT, where: Path | None = None
+          ) -> tuple[float, float]:
+    """Wall and CPU seconds of `campaign-planner ARGV` in a fresh process, the planner of
+    the tree at `root`, started in folder `where` (on a loaded machine the CPU seconds tell
+    more: they are what it costs on an idle one)."""
+    env = {**os.environ, "CAMPAIGN_PLANNER_CACHE": str(cache) if cache else "off",
+           "PYTHONPATH": str(root)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
+    # Started outside any tree, so that `-m planner` is the one PYTHONPATH names (the
+    # folder a process starts in comes first on its path).
     proc = subprocess.run([sys.executable, "-m", "planner", *argv], capture_output=True,
-                          text=True, env=env)
+                          text=True, env=env, cwd=where)
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
@@ -72,39 +85,73 @@ def timed(argv: list[str], cache: Path | None) -> tuple[float, float]:
     return wall, cpu
 
 
+def _option(args: list[str], name: str) -> str | None:
+    if name not in args:
+        return None
+    at = args.index(name)
+    value = args[at + 1]
+    del args[at:at + 2]
+    return value
+
+
+def _steps(tmp: Path, src: Path, slurm: bool) -> list[tuple[str, list[str], Path | None]]:
+    """Each step's name, arguments and cache folder (None: the cache off), for a tree
+    whose plan and cache live under `tmp`."""
+    out, cache = tmp / "p", tmp / "cache"
+    plan = out / "plan.toml"
+    steps: list[tuple[str, list[str], Path | None]] = [
+        ("plan", ["--preset", str(src), "--out", str(out), "--created",
+                  "2026-01-01T00:00:00"], cache),
+        ("status", ["status", str(plan)], cache),
+        ("run --dry-run", ["run", "--dry-run", str(plan)], cache),
+        ("status, cold", ["status", str(plan)], None),
+        ("run --dry-run, cold", ["run", "--dry-run", str(plan)], None)]
+    if slurm:
+        steps.append(("slurm", ["slurm", str(plan), "--out", str(tmp / "slurm")], cache))
+    return steps
+
+
 def main() -> None:
     args = [a for a in sys.argv[1:] if a != "--slurm"]
-    repeat = 1
-    if "--repeat" in args:
-        at = args.index("--repeat")
-        repeat = int(args[at + 1])
-        del args[at:at + 2]
+    repeat = int(_option(args, "--repeat") or 1)
+    against = _option(args, "--against")
     runs = int(args[0]) if args else 100_000
     tmp = Path(tempfile.mkdtemp(prefix="bench-scale-"))
+    trees = {"this tree": ROOT}
     try:
+        if against is not None:
+            trees[against] = tmp / "against"
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--quiet",
+                            str(trees[against]), against], check=True)
         src = tmp / "preset.toml"
         src.write_text(tomli_w.dumps(preset(runs)))
-        out = tmp / "p"
         print(f"{runs:,} runs on 256 cards; {load()}", flush=True)
-        cache = tmp / "cache"
-        plan = out / "plan.toml"
-        steps = [("plan", ["--preset", str(src), "--out", str(out), "--created",
-                           "2026-01-01T00:00:00"], cache),
-                 ("status", ["status", str(plan)], cache),
-                 ("run --dry-run", ["run", "--dry-run", str(plan)], cache),
-                 ("status, cold", ["status", str(plan)], None),
-                 ("run --dry-run, cold", ["run", "--dry-run", str(plan)], None)]
-        if "--slurm" in sys.argv:
-            steps.append(("slurm", ["slurm", str(plan), "--out", str(tmp / "slurm")], cache))
-        for name, argv, where in steps:
-            times = [timed(argv, where) for _ in range(1 if name == "plan" else repeat)]
-            wall, cpu = min(t[0] for t in times), min(t[1] for t in times)
+        steps = {name: _steps(tmp / f"t{i}", src, "--slurm" in sys.argv)
+                 for i, name in enumerate(trees)}
+        for i, (name, _argv, _where) in enumerate(steps["this tree"]):
+            times: dict[str, list[tuple[float, float]]] = {tree: [] for tree in trees}
+            for _ in range(1 if name == "plan" else repeat):
+                for n, (tree, root) in enumerate(trees.items()):  # one try of each in turn
+                    _, argv, cache = steps[tree][i]
+                    if cache is not None:
+                        cache.mkdir(parents=True, exist_ok=True, mode=0o700)
+                    times[tree].append(timed(argv, cache, root, tmp / f"t{n}"))
             target = TARGETS.get(name.split(",")[0])
             goal = f"(target <= {target:g} s)" if target else ""
-            print(f"  {name:<20} {wall:6.2f} s wall, {cpu:6.2f} s CPU {goal}", flush=True)
-        size = plan.stat().st_size
+            best = {tree: (min(t[0] for t in ts), min(t[1] for t in ts))
+                    for tree, ts in times.items()}
+            wall, cpu = best["this tree"]
+            line = f"  {name:<20} {wall:6.2f} s wall, {cpu:6.2f} s CPU {goal}"
+            if against is not None:
+                old_wall = best[against][0]
+                line += f"; {against}: {old_wall:.2f} s wall, ratio {wall / old_wall:.2f}"
+            print(line, flush=True)
+        size = (tmp / "t0" / "p" / "plan.toml").stat().st_size
         print(f"  plan.toml {size / 2**20:.1f} MiB; {load()}")
     finally:
+        if against is not None:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
+                            str(trees[against])], check=False, capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
