@@ -38,7 +38,8 @@ from planner.spec.templates import display_all
 FIELDS = tuple(Run.model_fields)
 """A run's fields, in the model's order (the order validation gives them)."""
 _FIELD_SET = frozenset(FIELDS)
-_FIELDS_SET = set(FIELDS)
+_EVERY_FIELD_SET = set(FIELDS)
+"""A run's `__pydantic_fields_set__`: every field, shared by the runs built here."""
 _RUN_TABLES = ("runs", "held")
 _SCALARS = (type(None), bool, int, float, str)
 
@@ -67,7 +68,7 @@ def construct(values: dict[str, Any]) -> Run:
     _set(run, "__dict__", values)
     # Shared: every field is set in every run, so no change can add to it (a copy of a run
     # copies it first).
-    _set(run, "__pydantic_fields_set__", _FIELDS_SET)
+    _set(run, "__pydantic_fields_set__", _EVERY_FIELD_SET)
     _set(run, "__pydantic_extra__", None)
     _set(run, "__pydantic_private__", None)
     return run
@@ -146,13 +147,6 @@ def plan(head: dict[str, Any], arrays: dict[str, list[Group]],
         derived = derived and derived_here
     context = {DERIVED_COMMANDS: derived}
     try:
-        for runs in made.values():
-            for name, check, with_info in rules.runs:
-                if name in _RUNS_AT_ONCE:
-                    continue  # looked at column by column (`_group`)
-                info = _Info(context)
-                for run in runs:
-                    check(run, info) if with_info else check(run)
         top = Plan.model_validate({**head, "runs": [], "held": []}, context=context)
         whole = top.model_copy(update={"runs": made.get("runs", []),
                                        "held": made.get("held", [])})
@@ -214,7 +208,6 @@ def _group(group: Group, rules: _Rules, plain: bool, share: bool
             for field in names:
                 if at_once is None or not at_once(columns[field]):
                     columns[field] = list(map(check, columns[field]))
-        at_once_runs = [name for name, _, _ in rules.runs if name in _RUNS_AT_ONCE]
     except _REFUSED:
         return None
     if share:
@@ -223,7 +216,8 @@ def _group(group: Group, rules: _Rules, plain: bool, share: bool
     runs = list(map(construct, map(dict, map(zip, repeat(FIELDS, n), rows))))
     try:
         for name, check, with_info in rules.runs:
-            if name in at_once_runs and not _RUNS_AT_ONCE[name](columns, derived, plain):
+            all_fine = _RUNS_AT_ONCE.get(name)
+            if all_fine is None or not all_fine(columns, derived, plain):
                 told = _Info(context)
                 for run in runs:
                     check(run, told) if with_info else check(run)
