@@ -103,6 +103,45 @@ def test_text_the_grammars_read_otherwise_goes_to_the_toml_parser(text: str,
     assert plan_fast.parse(edited) is None
 
 
+def _with_colon(text: str) -> str:
+    """The plan with a colon in a value of its last run (a `host:port` in a vector): its
+    tables are then read as lists of pairs, each counted."""
+    at = text.rindex("\nargv = [") + len("\nargv = [")
+    return text[:at] + '"localhost:29500", ' + text[at:]
+
+
+@pytest.mark.parametrize("colon", [False, True], ids=["no colon", "a colon"])
+def test_tables_with_a_colon_or_without_are_read_as_the_toml_parser_reads_them(
+        text: str, colon: bool) -> None:
+    base = _with_colon(text) if colon else text
+    reading = plan_fast.read(base, columns=True)
+    assert reading is not None and not reading.data.get("runs")
+    assert plan_fast.rows(reading.columns["runs"]) == tomllib.loads(base)["runs"]
+    assert plan_fast.parse(base) == tomllib.loads(base)
+
+
+@pytest.mark.parametrize("colon", [False, True], ids=["no colon", "a colon"])
+@pytest.mark.parametrize("name", sorted(ODD))
+def test_text_the_grammars_read_otherwise_is_never_read_as_columns(
+        text: str, name: str, colon: bool) -> None:
+    edited = ODD[name](_with_colon(text) if colon else text)
+    assert plan_fast.read(edited, columns=True) is None
+
+
+@pytest.mark.parametrize("second", [
+    # One table: a key given twice, and a line that gives two (as many pairs as lines).
+    'steps = 1, "x": 2', 'steps = 1, "x" : 2', 'steps = 1,"x":2'])
+def test_a_key_given_twice_beside_a_line_of_two_keys_is_not_read_as_json(
+        text: str, second: str) -> None:
+    start = text.index("\n\n[[runs]]\n")
+    line = _first_line(text, "steps")
+    at = text.index(line, start)
+    edited = text[:at] + f"{second}\nsteps = 3" + text[at + len(line):]
+    assert _toml(edited) is None
+    for columns in (False, True):
+        assert plan_fast.read(edited, columns=columns) is None
+
+
 # What an edit may bring into the run tables: pieces of either grammar.
 PIECES = ["\n", " = ", '"', "\\", "\\/", "\\u00e9", "\\ud83d", "\\n", "\\t", "\t", "\r",
           "\x7f", "\x00", ".", "#", "[", "]", "{", "}", ",", ":", "'", "NaN", "nan", "inf",
@@ -135,6 +174,11 @@ def test_an_edited_plan_is_read_as_the_toml_parser_reads_it_or_left_to_it(
         assert reading.data == _toml(edited)
         for name in reading.plain:  # nothing there for the value checks to find
             assert value_problem({name: reading.data[name]}) is None
+    grouped = plan_fast.read(edited, columns=True)
+    assert (grouped is None) == (reading is None)
+    if grouped is not None:
+        assert {**grouped.data, **{name: plan_fast.rows(groups) for name, groups
+                                   in grouped.columns.items()}} == _toml(edited)
 
 
 def _outcome(path: Path, monkeypatch: pytest.MonkeyPatch, fast: bool) -> Any:

@@ -114,7 +114,7 @@ def read(text: str, columns: bool = False) -> Reading | None:
         stop = end if stop < 0 else stop
         body = text[at + len(opening):stop]
         try:
-            tables = _tables(body, name)
+            tables = _tables(body, name, columns)
         except (_NotOurs, ValueError, TypeError, RecursionError):
             return None
         escaped = "\\" in body
@@ -144,9 +144,10 @@ def rows(tables: list[dict[str, Any]] | list[Group]) -> list[dict[str, Any]]:
     return out  # type: ignore[return-value]
 
 
-def _tables(body: str, name: str) -> list[dict[str, Any]] | list[Group]:
-    """The tables of one array, from the text after its first `[[name]]` line: as groups of
-    columns when they come in a few shapes, else one dict a table."""
+def _tables(body: str, name: str, columns: bool = True) -> list[dict[str, Any]] | list[Group]:
+    """The tables of one array, from the text after its first `[[name]]` line: with
+    `columns`, as groups of columns when they come in a few shapes, else one dict a
+    table."""
     # One NUL (never in TOML text) where each table begins: a line break then cannot be
     # mistaken for one.
     body = body.replace(f"\n\n[[{name}]]\n", "\x00")
@@ -154,27 +155,34 @@ def _tables(body: str, name: str) -> list[dict[str, Any]] | list[Group]:
     if _FIRST_KEY.match(body) is None or body.count(" = ") != lines:
         raise _NotOurs("a line that is not one key and its value")
     # Without a brace or a `null` in the text the only objects are the tables made here,
-    # and no value is null: each object comes as its list of pairs (a C call, no Python
-    # code a table), counted before they become dicts. A text with either is left to a
-    # hook that looks at every object.
+    # and no value is null. Without a colon either, the only colons are the one made on
+    # each line: no table can have more members than it has lines, so tables (built as
+    # dicts, in C) whose sizes add up to the lines have one key a line and none twice.
+    # With a colon each object comes as its list of pairs, counted before they become
+    # dicts. A text with a brace or a null is left to a hook that looks at every object.
     simple = "{" not in body and "null" not in body
+    colon = ":" in body
     # Each line `key = value` becomes `"key": value`, after a comma where a line ends and
     # between braces where a table does.
     body = body.replace("\n", ',"').replace(" = ", '": ').replace("\x00", '},{"')
     text = '[{"' + body + "}]"
-    tables: list[dict[str, Any]] | list[Group] | None = None
+    del body
+    tables: list[dict[str, Any]] | list[Group]
     if simple:
-        listed = json.loads(text, object_pairs_hook=list, parse_constant=_constant)
-        pairs = sum(map(len, listed))
-        tables = _grouped(listed)
-        if tables is not None:
-            keys = {k for group in tables for k in group.keys}  # type: ignore[union-attr]
-        else:
-            tables = list(map(dict, listed))
+        if colon:
+            listed = json.loads(text, object_pairs_hook=list, parse_constant=_constant)
+            pairs = sum(map(len, listed))
+            made = list(map(dict, listed))
             del listed
-            if sum(map(len, tables)) != pairs:
+            if sum(map(len, made)) != pairs:
                 raise _NotOurs("a key given twice")
-            keys = set().union(*tables)
+        else:
+            made = json.loads(text, parse_constant=_constant)
+            pairs = sum(map(len, made))
+        del text
+        shapes = list(map(tuple, made))
+        keys = set().union(*set(shapes))
+        tables = (_grouped(made, shapes) if columns else None) or made
     else:
         tables, pairs, keys = _hooked(text)
     if pairs != lines:
@@ -186,54 +194,34 @@ def _tables(body: str, name: str) -> list[dict[str, Any]] | list[Group]:
     return tables
 
 
-_KEY, _VALUE = itemgetter(0), itemgetter(1)
 _SHAPES = 8
 """Most groups an array is read as columns in (a plan's runs come in one to three: with or
 without an evaluated run, a retry count, a shell)."""
 
 
-def _grouped(listed: list[list[tuple[str, Any]]]) -> list[Group] | None:
-    """Tables given as lists of pairs, as groups of the tables that give the same keys in
-    the same order; None when they come in more than a few shapes (then they are read one
-    by one)."""
-    lengths = list(map(len, listed))
-    sizes = set(lengths)
-    if len(sizes) > _SHAPES or 0 in sizes:
+def _grouped(tables: list[dict[str, Any]], shapes: list[tuple[str, ...]]
+             ) -> list[Group] | None:
+    """Tables (each a dict, with its keys in order in `shapes`) as groups of the tables
+    that give the same keys in the same order; None when they come in more than a few
+    shapes (then they are read one by one)."""
+    if not tables or not shapes[0]:
         return None
-    parts: list[tuple[list[int] | None, list[list[tuple[str, Any]]]]] = \
-        [(None, listed)] if len(sizes) == 1 else list(_parts(listed, lengths))
-    groups: list[Group] = []
-    while parts:
-        at, tables = parts.pop(0)
-        positions = list(zip(*tables, strict=True))
-        named = [set(map(_KEY, pairs)) for pairs in positions]
-        if any(len(keys) != 1 for keys in named):
-            # Tables of one length with other keys (a run with a shell flag, another
-            # evaluating a run): told apart by their keys, table by table.
-            if len(groups) + len(parts) >= _SHAPES:
-                return None
-            shapes = list(map(tuple, (map(_KEY, t) for t in tables)))
-            split = _parts(tables, shapes)
-            if len(split) + len(groups) + len(parts) > _SHAPES:
-                return None
-            parts += [(sub if at is None else [at[i] for i in sub], part)
-                      for sub, part in split]
-            continue
-        keys = [k.pop() for k in named]
-        if len(set(keys)) != len(keys):
-            raise _NotOurs("a key given twice")
-        groups.append(Group(tuple(keys), [list(map(_VALUE, pairs)) for pairs in positions],
-                            at))
-    return groups
-
-
-def _parts(tables: list[list[tuple[str, Any]]], shapes: list[Any]
-           ) -> list[tuple[list[int], list[list[tuple[str, Any]]]]]:
-    """The tables with each shape, and where they stand among `tables`."""
-    where: dict[Any, list[int]] = {}
-    for i, shape in enumerate(shapes):
-        where.setdefault(shape, []).append(i)
-    return [(at, [tables[i] for i in at]) for at in where.values()]
+    if shapes[0] == shapes[-1] and all(map(shapes[0].__eq__, shapes)):
+        parts: list[tuple[list[int] | None, list[dict[str, Any]]]] = [(None, tables)]
+        keys = [shapes[0]]
+    else:
+        where: dict[tuple[str, ...], list[int]] = {}
+        for i, shape in enumerate(shapes):
+            at = where.get(shape)
+            if at is None:
+                if len(where) == _SHAPES or not shape:
+                    return None
+                at = where[shape] = []
+            at.append(i)
+        keys = list(where)
+        parts = [(at, [tables[i] for i in at]) for at in where.values()]
+    return [Group(shape, [list(map(itemgetter(k), part)) for k in shape], at)
+            for shape, (at, part) in zip(keys, parts, strict=True)]
 
 
 def _hooked(text: str) -> tuple[list[dict[str, Any]], int, set[str]]:
