@@ -8,7 +8,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
-from operator import attrgetter
+from operator import attrgetter, sub
 from typing import Any
 
 import humanize
@@ -27,6 +27,7 @@ GROUPS = ("done", "running", "pending", "failed", "blocked")
 _ID = attrgetter("id")
 _CARD = attrgetter("card")
 _DEPENDS = attrgetter("depends_on")
+_START, _END, _BUSY = attrgetter("start_h"), attrgetter("end_h"), attrgetter("busy_s")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -101,14 +102,19 @@ def project(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], now_
     still needs (at the observed step times) instead of the planned hours × the pace."""
     runs = plan.runs
     states = list(map(groups.__getitem__, map(_ID, runs)))
+    kinds = set(states)
     if pace is None:
         done = [r for r, g in zip(runs, states, strict=True)
-                if g == "done" and recs[r.id].busy_s > 0]
+                if g == "done" and recs[r.id].busy_s > 0] if "done" in kinds else []
         planned = sum(r.end_h - r.start_h for r in done) * 3600
         pace = sum(recs[r.id].busy_s for r in done) / planned if planned > 0 else 1.0
     now = time.time()
-    running = [r for r, g in zip(runs, states, strict=True) if g == "running"]
-    left = running + [r for r, g in zip(runs, states, strict=True) if g == "pending"]
+    # Before a run starts (most of a large plan) every run is left, none running.
+    running = [r for r, g in zip(runs, states, strict=True) if g == "running"] \
+        if "running" in kinds else []
+    pending = list(runs) if kinds == {"pending"} else \
+        [r for r, g in zip(runs, states, strict=True) if g == "pending"]
+    left = running + pending
     given = left_h or {}
 
     def planned_left(r: Run, running_now: bool) -> float:
@@ -116,11 +122,20 @@ def project(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], now_
         spent = rec.busy_s + (now - rec.started if running_now and rec.started else 0.0)
         return max((r.end_h - r.start_h) * pace - spent / 3600, 0.0)
 
-    # The runs left that have not started (most of them): one expression each, no call.
     durations = [given[r.id] if r.id in given else planned_left(r, True) for r in running]
-    durations += [given[rid] if rid in given else
-                  max((r.end_h - r.start_h) * pace - (recs[rid].busy_s + 0.0) / 3600, 0.0)
-                  for r in left[len(running):] for rid in (r.id,)]
+    ids = list(map(_ID, pending))
+    if given and all(map(given.__contains__, ids)):
+        durations += map(given.__getitem__, ids)
+    elif given:
+        durations += [given[r.id] if r.id in given else planned_left(r, False)
+                      for r in pending]
+    else:  # the planned hours × the pace, less any time spent (a run retried)
+        hours = list(map(sub, map(_END, pending), map(_START, pending)))
+        if pace != 1.0:
+            hours = [h * pace for h in hours]
+        spent = list(map(_BUSY, map(recs.__getitem__, ids)))
+        durations += [max(h - b / 3600, 0.0) for h, b in zip(hours, spent, strict=True)] \
+            if any(spent) or min(hours, default=0.0) < 0 else hours
     need = list(map(len, map(_CARD, left)))
     # Most plans have no evaluations: then no run waits on another.
     after: list[int] | None = None
@@ -138,9 +153,9 @@ def project(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], now_
     else:  # nothing left: the campaign ended when its last run did
         ends = [(rec.ended - origin) / 3600 for rec in recs.values()
                 if rec.ended is not None and origin is not None and rec.state == "finished"]
-    fits = dict(zip(map(_ID, left), [None if p is None else (now_h + p.start, now_h + p.end,
-                                                               p.cards) for p in placed],
-                    strict=True))
+    fits = dict(zip([*map(_ID, running), *ids],
+                    [None if p is None else (now_h + p.start, now_h + p.end, p.cards)
+                     for p in placed], strict=True))
     return Projection(pace, max(ends, default=now_h), fits)
 
 
