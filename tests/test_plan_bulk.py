@@ -81,7 +81,8 @@ EDITS = [
     ("id", '"exec-test-x=1"'), ("id", '"é"'), ("id", "1"),
     ("kind", '"nope"'), ("kind", '"robustness"'), ("variant", '".v"'), ("variant", '"a b"'),
     ("factor", '"1x"'), ("factor", '"a+b"'), ("value", "1.5"), ("value", "true"),
-    ("value", '"' + "x" * 1_025_001 + '"'), ("value", "[1]"),
+    ("value", '"' + "x" * 1_025_001 + '"'), ("value", '"' + "x" * 1_025_000 + '"'),
+    ("value", "[1]"), ("value", "-0.0"), ("value", "7"), ("value", "1e308"),
     ("card", "[]"), ("card", "[4096]"), ("card", "[1, 2]"), ("card", "[true]"),
     ("card", "[-1]"), ("card", "[99]"),
     ("checkpoint_dir", '"../x"'), ("checkpoint_dir", '"/abs/ck"'), ("checkpoint_dir", '""'),
@@ -223,3 +224,25 @@ def test_every_shipped_preset_s_plan_is_read_a_column_at_a_time(
     reading = plan_fast.read(path.read_text(), columns=True)
     assert reading is not None and export._bulk(reading) is not None
     assert not isinstance(_same_every_way(path, monkeypatch), str)
+
+
+def test_the_column_forms_vouch_for_a_written_plan_and_for_nothing_they_cannot(
+        text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from planner.planning.plan_rules import plan_runs_fine, values_fine
+
+    path = tmp_path / "plan.toml"
+    path.write_text(text)
+    monkeypatch.setenv("CAMPAIGN_PLANNER_CACHE", "off")
+    plan = export.read_plan(path)
+    runs, cards = plan.runs, plan.campaign.cards
+    assert values_fine([r.value for r in runs])
+    assert plan_runs_fine(runs, [], cards)
+    assert not values_fine(["x", float("inf")]) and not values_fine(["x" * 1_025_001])
+    assert not values_fine([None]) and values_fine([1, True, -0.0, "x" * 1_025_000])
+    again = runs[0].model_copy()
+    assert not plan_runs_fine([*runs, again], [], cards)  # an id used twice
+    assert not plan_runs_fine(runs, [], max(max(r.card) for r in runs))  # a card not rented
+    stray = runs[0].model_copy(update={"id": "other", "depends_on": "nowhere"})
+    assert not plan_runs_fine([*runs, stray], [], cards)
+    assert not plan_runs_fine(runs, [runs[0].model_copy(update={"id": "h"})], cards)
+    assert plan_runs_fine([], [], cards)

@@ -9,8 +9,9 @@ its validators and the run's own checks. Here the same rules meet each column at
   longest vector only: its bounds are on the length);
 - each field validator and each of the run's own checks, as the model calls them: on a
   whole column at once where the rule has a form for that (`paths.run_ids_fine`,
-  `paths.run_paths_fine`, `plan_rules.runs_fine`: True only when no value can fail),
-  else on each value or run; the plan's checks over all of them;
+  `paths.run_paths_fine`, `plan_rules.values_fine`, `plan_rules.runs_fine`: True only when
+  no value can fail), else on each value or run; the plan's checks over all of them, at
+  once where they can be (`plan_rules.plan_runs_fine`);
 - what `plan_rules.value_problem` looks for, a column at a time (`clean_column`).
 
 Anything it cannot vouch for (a field missing, a key it does not know, any rule refused)
@@ -31,7 +32,13 @@ from pydantic import ConfigDict, TypeAdapter
 
 from planner.planning.plan import Plan, Run
 from planner.planning.plan_fast import Group
-from planner.planning.plan_rules import DERIVED_COMMANDS, clean_column, runs_fine
+from planner.planning.plan_rules import (
+    DERIVED_COMMANDS,
+    clean_column,
+    plan_runs_fine,
+    runs_fine,
+    values_fine,
+)
 from planner.spec.paths import run_ids_fine, run_paths_fine
 from planner.spec.templates import display_all
 
@@ -50,9 +57,13 @@ _FIELDS_AT_ONCE: dict[str, Callable[[list[Any]], bool]] = {
     "_id": run_ids_fine,
     "_depends": lambda ids: run_ids_fine([i for i in ids if i]),
     "_path": run_paths_fine,
+    "_value": values_fine,
 }
 _RUNS_AT_ONCE: dict[str, Callable[[dict[str, list[Any]], bool, bool], bool]] = {
     "_consistent": runs_fine,
+}
+_PLAN_AT_ONCE: dict[str, Callable[[Plan], bool]] = {
+    "_unique_ids": lambda p: plan_runs_fine(p.runs, p.held, p.campaign.cards),
 }
 _set = object.__setattr__
 _new = Run.__new__
@@ -101,7 +112,7 @@ def _by_length(field: str) -> bool:
 class _Rules(NamedTuple):
     fields: list[tuple[str, Callable[[Any], Any], tuple[str, ...]]]
     runs: list[tuple[str, Callable[..., Any], bool]]
-    plan: list[tuple[Callable[..., Any], bool]]
+    plan: list[tuple[str, Callable[..., Any], bool]]
 
 
 def _takes_info(fn: Callable[..., Any]) -> bool:
@@ -123,7 +134,8 @@ def _rules() -> _Rules | None:
     fields = [(name, getattr(Run, name), d.info.fields)
               for name, d in found.field_validators.items()]
     runs = [(name, d.func, _takes_info(d.func)) for name, d in found.model_validators.items()]
-    plan = [(d.func, _takes_info(d.func)) for d in plans.model_validators.values()]
+    plan = [(name, d.func, _takes_info(d.func))
+            for name, d in plans.model_validators.items()]
     return _Rules(fields, runs, plan)
 
 
@@ -150,8 +162,10 @@ def plan(head: dict[str, Any], arrays: dict[str, list[Group]],
         top = Plan.model_validate({**head, "runs": [], "held": []}, context=context)
         whole = top.model_copy(update={"runs": made.get("runs", []),
                                        "held": made.get("held", [])})
-        for check, with_info in rules.plan:
-            check(whole, _Info(context)) if with_info else check(whole)
+        for name, check, with_info in rules.plan:
+            all_fine = _PLAN_AT_ONCE.get(name)
+            if all_fine is None or not all_fine(whole):
+                check(whole, _Info(context)) if with_info else check(whole)
     except _REFUSED:  # a ValidationError is a ValueError
         return None
     return whole

@@ -59,6 +59,33 @@ def check_value(v: Any) -> Any:
     return v
 
 
+def values_fine(values: list[Any]) -> bool:
+    """True when `check_value` refuses none of these values, looked at all at once; False
+    when one may (then each is looked at)."""
+    kinds = set(map(type, values))
+    if not kinds <= {str, int, float, bool}:
+        return False
+    if float in kinds and not all(math.isfinite(v) for v in values if type(v) is float):
+        return False
+    return str not in kinds or max(len(v) for v in values if type(v) is str) <= VALUE_CHARS
+
+
+def plan_runs_fine(runs: list[Run], held: list[Run], cards: int) -> bool:
+    """True when the plan's checks of its runs (`Plan._unique_ids`: ids used once, cards
+    rented, evaluations of runs of the plan) refuse none, looked at all at once; False when
+    one may, or there are held runs (then each run is looked at)."""
+    if held or not runs:
+        return not runs and not held
+    ids = list(map(operator.attrgetter("id"), runs))
+    known = set(ids)
+    if len(known) != len(ids):
+        return False
+    picked = list(map(operator.attrgetter("card"), runs))
+    if not all(picked) or max(map(max, picked)) >= cards:
+        return False
+    return set(map(operator.attrgetter("depends_on"), runs)) - {""} <= known
+
+
 DERIVED_COMMANDS = "derived commands"
 """Validation context key: True when every run's command was just derived from its
 argument vector (`plan_text.expand`), so it matches by construction."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import os
-from operator import attrgetter
+from operator import attrgetter, sub
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,8 @@ from planner.run.observe import (
 )
 
 _SEED = attrgetter("seed")
+_ID, _VARIANT, _CARD = attrgetter("id"), attrgetter("variant"), attrgetter("card")
+_START, _END = attrgetter("start_h"), attrgetter("end_h")
 
 
 def resumes_from(run: Run, rec: RunRecord, workdir: Path | None) -> int:
@@ -44,7 +46,14 @@ def hours_left(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], n
     # that never started needs its planned hours, as `retimed_h` gives them.
     as_planned = {v for v, r in observed.items()
                   if r.seconds_per_step == r.planned_seconds_per_step}
-    for run in plan.runs:
+    runs = plan.runs
+    ids = list(map(_ID, runs))
+    if set(groups.values()) == {"pending"} and set(map(_VARIANT, runs)) <= as_planned \
+            and not any(rec.attempts for rec in {id(r): r for r in recs.values()}.values()):
+        # Nothing started yet, every variant at its planned step time (a large plan before
+        # its window): each run's planned hours, a C pass.
+        return dict(zip(ids, map(sub, map(_END, runs), map(_START, runs)), strict=True))
+    for run in runs:
         rid = run.id
         group = groups[rid]
         if group == "pending":
@@ -82,7 +91,11 @@ def capacity_left(plan: Plan, left: dict[str, float], n_cards: int, now_h: float
     seed sets that is by card-hours alone (an upper bound) at the observed step times."""
     room = n_cards * max(plan.campaign.usable_until_h - now_h, 0.0)
     runs = plan.runs
-    need = sum(left[r.id] * len(r.card) for r in runs if r.id in left)
+    # Each run on one card (most plans): the hours left are the card-hours, summed in the
+    # same order.
+    need = sum(left.values()) if set(map(len, map(_CARD, runs))) <= {1} \
+        and left.keys() <= set(map(_ID, runs)) else \
+        sum(left[r.id] * len(r.card) for r in runs if r.id in left)
     free = max(room - need, 0.0)
     seeds = [s for s in map(_SEED, runs) if s is not None]
     first = min(seeds, default=None)

@@ -92,7 +92,10 @@ def rates(plan: Plan, recs: dict[str, RunRecord]) -> dict[str, Rate]:
     planned = planned_step_s(plan)
     startup = startup_s(plan)
     seen: dict[str, list[float]] = {}
-    for run in [*plan.runs, *plan.held]:
+    # Before anything ran no record has a trace: no run to look at.
+    traced = [*plan.runs, *plan.held] if any(rec.trace for rec in {
+        id(rec): rec for rec in recs.values()}.values()) else []
+    for run in traced:
         rec = recs.get(run.id)
         if run.kind != "train" or rec is None or not rec.trace or run.variant not in planned:
             continue

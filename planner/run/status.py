@@ -159,6 +159,12 @@ def project(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], now_
     return Projection(pace, max(ends, default=now_h), fits)
 
 
+@functools.lru_cache(maxsize=4096)
+def _seconds(hours: float) -> float:
+    """A planned duration in seconds, as a row gives it (a matrix's runs share a few)."""
+    return round(hours * 3600, 1)
+
+
 def _h(t: float | None, origin: float | None) -> float | None:
     return None if t is None or origin is None else round((t - origin) / 3600, 3)
 
@@ -187,21 +193,25 @@ def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
     of_record: dict[tuple[int, str], dict[str, Any]] = {}
     unstarted: dict[tuple[int, str, str, int], dict[str, Any]] = {}
     runs = []
-    for r in plan.runs:
-        rid = r.id
-        rec = recs[rid]
-        state = groups[rid]
-        placed = fits.get(rid)
+    ids = list(map(_ID, plan.runs))
+    # Each run's record, state and place looked up in C, a pass each, not in the loop.
+    for r, rid, rec, state, placed in zip(plan.runs, ids, map(recs.__getitem__, ids),
+                                          map(groups.__getitem__, ids), map(fits.get, ids),
+                                          strict=True):
         fresh = not (rec.trace or rec.attempts or state != "pending")
         if fresh:
             template = unstarted.get((id(rec), r.kind, r.variant, r.steps))
             if template is not None:  # only what is the run's own is written over it
                 row = template.copy()
+                start, end = row["planned_start_h"], row["planned_end_h"] = \
+                    r.start_h, r.end_h
                 row["id"] = rid
-                row["planned_start_h"], row["planned_end_h"] = r.start_h, r.end_h
-                row["planned_s"] = round((r.end_h - r.start_h) * 3600, 1)
-                row["projected_end_h"] = round(placed[1], 6) if placed else None
-                row["fits"] = placed is not None or rid not in fits
+                row["planned_s"] = _seconds(end - start)
+                if placed:
+                    row["projected_end_h"] = round(placed[1], 6)
+                else:
+                    row["projected_end_h"] = None
+                    row["fits"] = rid not in fits
                 runs.append(row)
                 continue
         mine = of_record.get((id(rec), state))
@@ -227,14 +237,14 @@ def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
             "attempts": mine["attempts"], "failures": mine["failures"],
             "exit_code": mine["exit_code"],
             "planned_start_h": r.start_h, "planned_end_h": r.end_h,
-            "planned_s": round((r.end_h - r.start_h) * 3600, 1),
+            "planned_s": _seconds(r.end_h - r.start_h),
             "actual_start_h": mine["actual_start_h"], "actual_end_h": mine["actual_end_h"],
             "actual_s": mine["actual_s"], "checkpoints": mine["checkpoints"],
             "projected_end_h": round(placed[1], 6) if placed else None,
             # Runs done, failed or blocked are not projected: only those left can miss.
             "fits": placed is not None or rid not in fits, **progress,
         }
-        if fresh:
+        if fresh and placed:  # a template for the runs that fit, as this one does
             unstarted[(id(rec), r.kind, r.variant, r.steps)] = row
         runs.append(row)
     counted = Counter(groups.values())
