@@ -66,8 +66,10 @@ def dry_run(plan: Plan, plan_path: Path, ws: Workspace, hist: History,
     # another working directory, plan copy or SLURM task is not run again.
     recs = with_done_records(plan.runs, journalled, ws.workdir, present)
     groups = groups_of(plan.runs, recs)
+    counted = set(groups.values())
     elsewhere = {r.id for r in plan.runs
-                 if groups[r.id] == "done" and journalled[r.id].state != "finished"}
+                 if groups[r.id] == "done" and journalled[r.id].state != "finished"} \
+        if "done" in counted else set()
     proj = project(plan, recs, groups, 0.0, len(cards), pace=1.0)
     lines = ["Dry run: nothing is started and nothing is written.",
              f"Plan      {plan_path} ({plan.campaign.id}, {len(plan.runs)} runs)",
@@ -79,32 +81,32 @@ def dry_run(plan: Plan, plan_path: Path, ws: Workspace, hist: History,
         lines.append("Executor  one is running here now: `run` would be refused until it ends")
     lines.append("")
     order = {r.id: i for i, r in enumerate(plan.runs)}
-    slots = sorted((v[0], order[k], k) for k, v in proj.fits.items() if v is not None)
+    slots = sorted((v[0], order[k], v[2]) for k, v in proj.fits.items() if v is not None)
     names = [str(c) for c in cards]
+    running = "running" in counted
     # The cards and start of a slot, worded once: a large plan's runs share a few.
     worded: dict[tuple[float, tuple[int, ...]], str] = {}
-    for start, i, rid in slots:
+    how = {False: f"\n  {'':<22} exec: ", True: f"\n  {'':<22} shell: "}
+    for start, i, on in slots:
         run = plan.runs[i]
-        fit = proj.fits[rid]
-        assert fit is not None
-        head = worded.get((start, fit[2]))
+        rid = run.id
+        head = worded.get((start, on))
         if head is None:
-            on = ",".join(names[c] for c in fit[2])
+            where = ",".join(names[c] for c in on)
             when = "now" if start < 1e-9 else f"in {span(start * 3600)}"
-            head = worded[(start, fit[2])] = f"  {when:<22} card {on:<4} "
-        if groups[rid] == "running":
+            head = worded[(start, on)] = f"  {when:<22} card {where:<4} "
+        if running and groups[rid] == "running":
             what = "running now: adopted, not restarted"
-        elif run.checkpoint_dir in present and lock_held(
-                os.path.join(ws.workdir, run.checkpoint_dir, f"{run.id}.lock")):
+        elif present and run.checkpoint_dir in present and lock_held(
+                os.path.join(ws.workdir, run.checkpoint_dir, f"{rid}.lock")):
             what = "running elsewhere: waits for its lock, then runs only if not done"
         elif run.kind == "train" and (present or not _inside(run)) \
                 and _resumable(run, present, ws.workdir):
             what = f"resumes from {run.resume}"
         else:
             what = "fresh" if not run.depends_on else f"after {run.depends_on}"
-        lines += [f"{head}{rid}  ({what})",
-                  f"  {'':<22} {'shell' if run.shell else 'exec'}: {run.command}"]
-    counted = set(groups.values())
+        # A run's two lines as one text: the lines are joined by line breaks in the end.
+        lines.append(f"{head}{rid}  ({what}){how[run.shell]}{run.command}")
     for name in ("done", "failed", "blocked"):
         ids = [r.id for r in plan.runs if groups[r.id] == name and r.id not in elsewhere] \
             if name in counted else []
