@@ -4,6 +4,7 @@ run done (or running) and says so in one line."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -119,3 +120,21 @@ def test_the_folders_present_are_those_that_exist_however_the_plan_spells_them(
     runs = [SimpleNamespace(checkpoint_dir=d) for d in spelled]
     assert folders_present(wd, runs) == {  # type: ignore[arg-type]
         "c/a", "c//a", "c/a/", "c/./a", "./c/a", "top", "top/.", f"{other}/z"}
+    # Every folder below a parent of its own: each parent listed once, for all at once.
+    below = [d for d in spelled if "/" in d.strip("/.") and not d.endswith("/.")]
+    runs = [SimpleNamespace(checkpoint_dir=d) for d in below]
+    assert folders_present(wd, runs) == {  # type: ignore[arg-type]
+        "c/a", "c//a", "c/a/", "c/./a", "./c/a", f"{other}/z"}
+    assert folders_present(tmp_path / "empty", runs) == {  # type: ignore[arg-type]
+        f"{other}/z"}
+    runs = [SimpleNamespace(checkpoint_dir=d) for d in ("c/x", "nowhere/x")]
+    assert folders_present(wd, runs) == set()  # type: ignore[arg-type]
+    (wd / "locked").mkdir()
+    (wd / "locked" / "a").mkdir()
+    (wd / "locked").chmod(0o300)  # not listed: any folder there may be
+    try:
+        runs = [SimpleNamespace(checkpoint_dir=d) for d in ("locked/a", "locked/b", "c/b")]
+        expected = {"locked/a", "locked/b"} if os.geteuid() else {"locked/a"}
+        assert folders_present(wd, runs) == expected  # type: ignore[arg-type]
+    finally:
+        (wd / "locked").chmod(0o700)

@@ -29,6 +29,8 @@ import fcntl
 import json
 import os
 from collections.abc import Callable, Iterable
+from itertools import repeat
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -67,12 +69,39 @@ def folders_present(workdir: Path, runs: Iterable[Run]) -> set[str]:
     folder listed once: a look-up over a plan's every run (`status`, `run --dry-run`) then
     opens only the records and locks that can be there. A snapshot, for one pass over the
     runs; a launcher deciding to start a run reads its record itself, lock held."""
+    folders = list(dict.fromkeys(map(_FOLDER, runs)))  # each once
+    split = list(map(str.rpartition, map(str.rstrip, folders, repeat("/")), repeat("/")))
+    heads, names = list(map(_HEAD, split)), list(map(_NAME, split))
+    if "" in heads or not {"", ".", ".."}.isdisjoint(names):
+        # A folder of one component, at the root, or ending in `.`: each on its own.
+        return _present(workdir, folders)
+    listed = {parent: _listing(workdir, parent) for parent in dict.fromkeys(heads)}
+    if not any(v is None or v for v in listed.values()):
+        return set()  # no parent folder there, or all empty (a plan before it starts)
+    return {folder for folder, head, name in zip(folders, heads, names, strict=True)
+            if (there := listed[head]) is None or name in there}
+
+
+_FOLDER = attrgetter("checkpoint_dir")
+_HEAD, _NAME = itemgetter(0), itemgetter(2)
+
+
+def _listing(workdir: Path, parent: str) -> frozenset[str] | None:
+    """The names in a parent folder (empty when it is not there; None: unreadable, so
+    every folder under it may be there)."""
+    try:
+        return frozenset(os.listdir(os.path.join(workdir, parent)))
+    except (FileNotFoundError, NotADirectoryError):
+        return frozenset()
+    except OSError:
+        return None
+
+
+def _present(workdir: Path, folders: list[str]) -> set[str]:
+    """`folders_present` for folders of any spelling, split as the plan spells each."""
     listed: dict[str, frozenset[str] | None] = {}
     out = set()
-    for run in runs:
-        folder = run.checkpoint_dir
-        if folder in out:
-            continue
+    for folder in folders:
         # Split as the plan spells it (every run's folder is looked at): the parent is
         # joined to the workdir once, when first listed.
         head, slash, name = folder.rstrip("/").rpartition("/")
@@ -80,15 +109,9 @@ def folders_present(workdir: Path, runs: Iterable[Run]) -> set[str]:
             head, name = os.path.split(os.path.normpath(os.path.join(workdir, folder)))
         elif slash and not head:
             head = "/"
-        parent = head
-        if parent not in listed:
-            try:
-                listed[parent] = frozenset(os.listdir(os.path.join(workdir, parent)))
-            except (FileNotFoundError, NotADirectoryError):
-                listed[parent] = frozenset()
-            except OSError:  # unreadable: every folder under it may be there
-                listed[parent] = None
-        names = listed[parent]
+        if head not in listed:
+            listed[head] = _listing(workdir, head)
+        names = listed[head]
         if names is None or name in names:
             out.add(folder)
     return out
