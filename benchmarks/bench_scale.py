@@ -23,6 +23,9 @@ With `--against REV` (a git revision), the same steps run on that revision too (
 out as a worktree beside the plan), each of its tries next to one of this tree's, and the
 ratio of the two fastest is shown: on a machine whose speed drifts from minute to minute,
 a ratio measured in one run says more than figures from two.
+
+Every process loads the planner's modules from cached bytecode, as an installed planner
+does, even where the shell sets PYTHONDONTWRITEBYTECODE.
 """
 
 from __future__ import annotations
@@ -72,6 +75,9 @@ def timed(argv: list[str], cache: Path | None, root: Path = ROOT, where: Path | 
     more: they are what it costs on an idle one)."""
     env = {**os.environ, "CAMPAIGN_PLANNER_CACHE": str(cache) if cache else "off",
            "PYTHONPATH": str(root)}
+    # The planner's modules loaded from their cached bytecode, as on an installed machine
+    # (a shell that sets PYTHONDONTWRITEBYTECODE would have each process compile them).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     # Started outside any tree, so that `-m planner` is the one PYTHONPATH names (the
