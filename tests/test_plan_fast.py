@@ -276,3 +276,26 @@ def test_braces_and_nulls_in_text_are_read_as_the_toml_parser_reads_them(text: s
     edited = text.replace(argv, argv[:-1] + r', "--config={\"a\": null}", "{}"]', 1)
     reading = plan_fast.read(edited)
     assert reading is not None and reading.data == _toml(edited)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.integers(),
+                          st.text(max_size=8)), max_size=20))
+def test_the_compiled_json_reading_gives_the_standard_librarys_values(
+        values: list[Any]) -> None:
+    import json
+    import struct
+
+    text = json.dumps([{"v": v} for v in values])
+    got, want = plan_fast._dicts(text), json.loads(text)
+    assert got == want
+    for a, b in zip(got, want, strict=True):  # floats to the bit, -0.0 included
+        assert type(a["v"]) is type(b["v"])
+        if isinstance(b["v"], float):
+            assert struct.pack("d", a["v"]) == struct.pack("d", b["v"])
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_the_compiled_json_reading_refuses_what_toml_spells_otherwise(constant: str) -> None:
+    with pytest.raises(ValueError):
+        plan_fast._dicts(f'[{{"v": {constant}}}]')
