@@ -299,3 +299,21 @@ def test_the_compiled_json_reading_gives_the_standard_librarys_values(
 def test_the_compiled_json_reading_refuses_what_toml_spells_otherwise(constant: str) -> None:
     with pytest.raises(ValueError):
         plan_fast._dicts(f'[{{"v": {constant}}}]')
+
+
+def test_a_plan_read_from_its_bytes_is_read_as_from_its_text(text: str, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    named = text.replace('name = "', 'name = "é…', 1)  # the header beyond one byte a char
+    for columns in (False, True):
+        from_bytes = plan_fast.read(named.encode(), columns=columns)
+        assert from_bytes is not None and from_bytes == plan_fast.read(named, columns=columns)
+    raw = named.encode()
+    split = raw.index(b"\n\n[[runs]]\n")
+    path = tmp_path / "plan.toml"
+    for at in (split // 2, split + (len(raw) - split) // 2):  # the header, then the runs
+        bad = raw[:at] + b"\xff" + raw[at:]
+        assert plan_fast.read(bad, columns=True) is None
+        path.write_bytes(bad)
+        assert _outcome(path, monkeypatch, True) == _outcome(path, monkeypatch, False)
+        assert "not UTF-8 text" in _outcome(path, monkeypatch, True)

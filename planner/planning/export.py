@@ -79,14 +79,10 @@ def read_plan(path: str | Path) -> Plan:
 
 
 def _read_in_full(raw: bytes, path: str | Path) -> Plan:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", file=path) from None
     # The run tables as plan.toml writes them are read at the speed of JSON; the reading
     # gives what the TOML parser gives, or nothing. A plan it reads and the checks then
     # refuse is read again by the TOML parser, so the error named is the same either way.
-    reading = plan_fast.read(text, columns=True)
+    reading = plan_fast.read(raw, columns=True)
     plan = None
     if reading is not None:
         plan = _bulk(reading)
@@ -101,6 +97,10 @@ def _read_in_full(raw: bytes, path: str | Path) -> Plan:
             del data
         del reading
     if plan is None:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError("not UTF-8 text", file=path) from None
         plan = _checked(parse_toml(text, path), path)
     plan_cache.store(raw, plan)
     return plan

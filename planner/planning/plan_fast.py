@@ -88,26 +88,29 @@ def parse(text: str) -> dict[str, Any] | None:
     return None if reading is None else reading.data
 
 
-def read(text: str, columns: bool = False) -> Reading | None:
+def read(text: str | bytes, columns: bool = False) -> Reading | None:
     """`parse`, with what the run tables' text shows of their values; with `columns`, the
     arrays whose tables come in a few shapes are given as columns (`Reading.columns`),
-    never built table by table."""
-    start = min((i for i in (text.find(h) for h in _HEADERS) if i >= 0), default=-1)
-    if start < 0 or not text.endswith("\n"):
+    never built table by table. `text` may be the file's bytes (UTF-8): then the run
+    tables are decoded on their own, and the text of a large plan is never held whole."""
+    split = _split(text)
+    if split is None:
         return None
+    head, text = split  # `text` from here on: the arrays, from the line break before them
     # Characters TOML refuses outside a string's escapes, and JSON takes (or spells
     # otherwise): looked for over the whole text, where TOML refuses them as well.
-    if "\x00" in text or "\r" in text or "\x7f" in text or _JSON_ONLY.search(text, start):
+    if any("\x00" in t or "\r" in t or "\x7f" in t for t in (head, text)) \
+            or _JSON_ONLY.search(text) or not text.endswith("\n"):
         return None
     try:
-        data = loads(text[:start + 1])
+        data = loads(head)
     except ValueError:
         return None
     if any(name in data for name in TABLES):
         return None
     plain = set()
     grouped: dict[str, list[Group]] = {}
-    at, end = start + 2, len(text) - 1  # the arrays, without the last line break
+    at, end = 1, len(text) - 1  # the arrays, without the last line break
     for name in TABLES:
         opening = f"[[{name}]]\n"
         if not text.startswith(opening, at):
@@ -130,6 +133,24 @@ def read(text: str, columns: bool = False) -> Reading | None:
                 plain.add(name)
         at = stop + 2
     return Reading(data, frozenset(plain), grouped) if at >= end else None
+
+
+_HEADERS_UTF8 = tuple(h.encode() for h in _HEADERS)
+
+
+def _split(text: str | bytes) -> tuple[str, str] | None:
+    """The text before the arrays of runs (with its last line break) and the text from
+    that line break on; None when there are no arrays, or the bytes are not UTF-8."""
+    heads: tuple[Any, ...] = _HEADERS_UTF8 if isinstance(text, bytes) else _HEADERS
+    start = min((i for i in (text.find(h) for h in heads) if i >= 0), default=-1)
+    if start < 0:
+        return None
+    if isinstance(text, str):
+        return text[:start + 1], text[start + 1:]
+    try:  # each part decoded alone: the runs' text stays one byte a character
+        return text[:start + 1].decode("utf-8"), text[start + 1:].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def rows(tables: list[dict[str, Any]] | list[Group]) -> list[dict[str, Any]]:
