@@ -147,8 +147,9 @@ def _split(text: str | bytes) -> tuple[str, str] | None:
         return None
     if isinstance(text, str):
         return text[:start + 1], text[start + 1:]
-    try:  # each part decoded alone: the runs' text stays one byte a character
-        return text[:start + 1].decode("utf-8"), text[start + 1:].decode("utf-8")
+    view = memoryview(text)
+    try:  # each part decoded alone (the runs' text stays one byte a character), uncopied
+        return str(view[:start + 1], "utf-8"), str(view[start + 1:], "utf-8")
     except UnicodeDecodeError:
         return None
 
@@ -171,10 +172,10 @@ def _tables(body: str, name: str, columns: bool = True) -> list[dict[str, Any]] 
     """The tables of one array, from the text after its first `[[name]]` line: with
     `columns`, as groups of columns when they come in a few shapes, else one dict a
     table."""
-    # One NUL (never in TOML text) where each table begins: a line break then cannot be
-    # mistaken for one.
-    body = body.replace(f"\n\n[[{name}]]\n", "\x00")
-    lines = body.count("\n") + body.count("\x00") + 1
+    # Each table's lines: every line break but the three of each header between tables.
+    header = f"\n\n[[{name}]]\n"
+    headers = body.count(header)
+    lines = body.count("\n") - 2 * headers + 1
     if _FIRST_KEY.match(body) is None or body.count(" = ") != lines:
         raise _NotOurs("a line that is not one key and its value")
     # Without a brace or a `null` in the text the only objects are the tables made here,
@@ -185,9 +186,9 @@ def _tables(body: str, name: str, columns: bool = True) -> list[dict[str, Any]] 
     # dicts. A text with a brace or a null is left to a hook that looks at every object.
     simple = "{" not in body and "null" not in body
     colon = ":" in body
-    # Each line `key = value` becomes `"key": value`, after a comma where a line ends and
-    # between braces where a table does.
-    body = body.replace("\n", ',"').replace(" = ", '": ').replace("\x00", '},{"')
+    # Each line `key = value` becomes `"key": value`, between braces where a table begins
+    # (the headers first: they hold line breaks) and after a comma where a line ends.
+    body = body.replace(header, '},{"').replace("\n", ',"').replace(" = ", '": ')
     text = '[{"' + body + "}]"
     del body
     tables: list[dict[str, Any]] | list[Group]
