@@ -41,7 +41,8 @@ SUFFIX = ".plan"
 _KEYS = dict.fromkeys(Run.model_fields).keys()
 
 
-_RULES = ("planning/plan_cache.py", "planning/plan_fast.py", "planning/plan_bulk.py",
+_RULES = ("planning/plan_cache.py", "planning/plan_fast.py", "planning/plan_head.py",
+          "planning/plan_bulk.py",
           "planning/plan.py",
           "planning/plan_embedding.py", "planning/plan_rules.py", "planning/plan_text.py",
           "planning/export.py", "spec/paths.py", "spec/templates.py", "spec/bounds.py",

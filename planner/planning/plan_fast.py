@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 from pydantic_core import from_json
 
-from planner.tomlio import loads
+from planner.planning.plan_head import loads
 
 TABLES = ("runs", "held")
 """Arrays of run tables, written last and in this order (`export.plan_toml`)."""
