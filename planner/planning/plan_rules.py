@@ -67,7 +67,8 @@ def values_fine(values: list[Any]) -> bool:
         return False
     if float in kinds and not all(math.isfinite(v) for v in values if type(v) is float):
         return False
-    return str not in kinds or max(len(v) for v in values if type(v) is str) <= VALUE_CHARS
+    texts = values if kinds == {str} else [v for v in values if type(v) is str]
+    return not texts or max(map(len, texts)) <= VALUE_CHARS
 
 
 def plan_runs_fine(runs: list[Run], held: list[Run], cards: int) -> bool:

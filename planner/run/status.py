@@ -8,7 +8,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
-from operator import attrgetter, sub
+from operator import attrgetter, itemgetter, sub
 from typing import Any
 
 import humanize
@@ -28,6 +28,7 @@ _ID = attrgetter("id")
 _CARD = attrgetter("card")
 _DEPENDS = attrgetter("depends_on")
 _START, _END, _BUSY = attrgetter("start_h"), attrgetter("end_h"), attrgetter("busy_s")
+_ROW_ID = itemgetter("id")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -343,7 +344,7 @@ def render(s: dict[str, Any]) -> str:
         lines.append(f"Late      {len(late)} run(s) will no longer end by hour "
                      f"{s['usable_until_h']:g}: " + ", ".join(late[:6])
                      + (f" and {len(late) - 6} more" if len(late) > 6 else ""))
-    width = max(len(r["id"]) for r in s["runs"])
+    width = max(map(len, map(_ROW_ID, s["runs"])))
     lines += ["", f"  {'run':<{width}}  {'state':<11} {'tries':>5}  {'planned h':<13}  "
               f"{'actual h':<13}  {'planned':<25}  actual"]
     for r in s["runs"]:
