@@ -279,8 +279,10 @@ def console() -> int:
     if argv and argv[0] in ("run", "slurm"):
         # A large plan is millions of objects: freeing them one by one at exit took a
         # good part of a second after the command's work was done (see above).
-        from planner.cli.lean import end_process, hold_to_exit
+        from planner.cli.lean import end_process, hold_to_exit, keep_freed_memory
 
+        if argv[0] == "slurm" or "--dry-run" in argv:  # a read, then the end
+            keep_freed_memory()
         hold_to_exit()
         return end_process(main(argv))
     if not argv or "--tui" in argv:
