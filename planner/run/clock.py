@@ -14,6 +14,7 @@ from planner.run.journal import RunRecord
 from planner.run.observe import (
     Rate,
     current_step,
+    distinct,
     observed_span,
     rates,
     remaining_h,
@@ -49,7 +50,7 @@ def hours_left(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], n
     runs = plan.runs
     ids = list(map(_ID, runs))
     if set(groups.values()) == {"pending"} and set(map(_VARIANT, runs)) <= as_planned \
-            and not any(rec.attempts for rec in {id(r): r for r in recs.values()}.values()):
+            and not any(rec.attempts for rec in distinct(recs)):
         # Nothing started yet, every variant at its planned step time (a large plan before
         # its window): each run's planned hours, a C pass.
         return dict(zip(ids, map(sub, map(_END, runs), map(_START, runs)), strict=True))

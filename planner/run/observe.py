@@ -87,14 +87,18 @@ def observed_span(run: Run, rec: RunRecord, startup: float, until: float | None 
     return total_t, total_steps
 
 
+def distinct(recs: dict[str, RunRecord]) -> list[RunRecord]:
+    """Each record once: the runs of a plan before it starts share one pending record."""
+    return list({id(rec): rec for rec in recs.values()}.values())
+
+
 def rates(plan: Plan, recs: dict[str, RunRecord]) -> dict[str, Rate]:
     """Each configuration's observed step time, or the campaign's ratio where none shows."""
     planned = planned_step_s(plan)
     startup = startup_s(plan)
     seen: dict[str, list[float]] = {}
     # Before anything ran no record has a trace: no run to look at.
-    traced = [*plan.runs, *plan.held] if any(rec.trace for rec in {
-        id(rec): rec for rec in recs.values()}.values()) else []
+    traced = [*plan.runs, *plan.held] if any(rec.trace for rec in distinct(recs)) else []
     for run in traced:
         rec = recs.get(run.id)
         if run.kind != "train" or rec is None or not rec.trace or run.variant not in planned:
