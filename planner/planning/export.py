@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from planner.errors import InputError, from_validation
-from planner.planning import plan_bulk, plan_cache, plan_fast, plan_text
+from planner.planning import plan_bulk, plan_cache, plan_fast, plan_split, plan_text
 from planner.planning.order import Order
 from planner.planning.plan import Plan
 from planner.planning.plan_rules import DERIVED_COMMANDS, value_problem
@@ -82,8 +82,10 @@ def _read_in_full(raw: bytes, path: str | Path) -> Plan:
     # The run tables as plan.toml writes them are read at the speed of JSON; the reading
     # gives what the TOML parser gives, or nothing. A plan it reads and the checks then
     # refuse is read again by the TOML parser, so the error named is the same either way.
-    reading = plan_fast.read(raw, columns=True)
-    plan = None
+    # A large plan's tables are cut in two, read by two processes at once where there are
+    # two processors (`plan_split`); else, or when that cannot vouch for them, by this one.
+    plan = plan_split.read(raw, share=plan_cache.folder() is not None)
+    reading = plan_fast.read(raw, columns=True) if plan is None else None
     if reading is not None:
         plan = _bulk(reading)
         if plan is None:

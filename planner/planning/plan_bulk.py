@@ -145,18 +145,42 @@ def plan(head: dict[str, Any], arrays: dict[str, list[Group]],
     None when it cannot vouch for them. The arrays named in `plain` hold no escape (so no
     text of theirs holds a control character); `share`: the text the runs repeat is kept
     once (`_share_text`)."""
-    rules = _rules()
-    if rules is None or any(name in head for name in _RUN_TABLES) \
-            or not set(arrays) <= set(_RUN_TABLES):
-        return None
+    built = runs_of(arrays, plain, share)
+    return None if built is None else assemble(head, *built)
+
+
+def runs_of(arrays: dict[str, list[Group]], plain: frozenset[str] | set[str] = frozenset(),
+            share: bool = True) -> tuple[dict[str, list[Run]], bool] | None:
+    """Each array's runs (`array_runs`), and whether every run's command was derived from
+    its vector; None when it cannot vouch for them."""
     made: dict[str, list[Run]] = {}
     derived = True
     for name, groups in arrays.items():
-        built = _array(groups, rules, name in plain, share)
+        built = array_runs(groups, name in plain, share) if name in _RUN_TABLES else None
         if built is None:
             return None
         made[name], derived_here = built
         derived = derived and derived_here
+    return made, derived
+
+
+def array_runs(groups: list[Group], plain: bool, share: bool = True
+               ) -> tuple[list[Run], bool] | None:
+    """The runs of an array's groups of columns, each checked by every rule a run is read
+    by (the plan's own checks, over all its runs, are `assemble`'s), and whether each one's
+    command was derived from its vector; None when it cannot vouch for them."""
+    rules = _rules()
+    return None if rules is None else _array(groups, rules, plain, share)
+
+
+def assemble(head: dict[str, Any], made: dict[str, list[Run]], derived: bool
+             ) -> Plan | None:
+    """The plan of these tables and these runs (from `array_runs`), checked by the plan's
+    own rules; `derived`: every run's command was derived from its vector."""
+    rules = _rules()
+    if rules is None or any(name in head for name in _RUN_TABLES) \
+            or not set(made) <= set(_RUN_TABLES):
+        return None
     context = {DERIVED_COMMANDS: derived}
     try:
         top = Plan.model_validate({**head, "runs": [], "held": []}, context=context)

@@ -99,8 +99,8 @@ def read(text: str | bytes, columns: bool = False) -> Reading | None:
     head, text = split  # `text` from here on: the arrays, from the line break before them
     # Characters TOML refuses outside a string's escapes, and JSON takes (or spells
     # otherwise): looked for over the whole text, where TOML refuses them as well.
-    if any("\x00" in t or "\r" in t or "\x7f" in t for t in (head, text)) \
-            or _JSON_ONLY.search(text) or not text.endswith("\n"):
+    if _refused(head) or _refused(text) or _JSON_ONLY.search(text) \
+            or not text.endswith("\n"):
         return None
     try:
         data = loads(head)
@@ -133,6 +133,26 @@ def read(text: str | bytes, columns: bool = False) -> Reading | None:
                 plain.add(name)
         at = stop + 2
     return Reading(data, frozenset(plain), grouped) if at >= end else None
+
+
+def _refused(text: str) -> bool:
+    return "\x00" in text or "\r" in text or "\x7f" in text
+
+
+def array(body: str, name: str) -> tuple[list[Group], bool] | None:
+    """The tables of an array of runs as groups of columns, from the text after one of its
+    headers to the line break that ends its last line (that break left out), as `read`
+    gives them; and whether the text holds no escape (`Reading.plain`). None for text
+    this reading cannot vouch for, or tables in too many shapes."""
+    if _refused(body) or _JSON_ONLY.search(body):
+        return None
+    try:
+        tables = _tables(body, name, True)
+    except (_NotOurs, ValueError, TypeError, RecursionError):
+        return None
+    if not tables or not isinstance(tables[0], Group):
+        return None
+    return tables, "\\" not in body  # type: ignore[return-value]
 
 
 _HEADERS_UTF8 = tuple(h.encode() for h in _HEADERS)
