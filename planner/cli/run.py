@@ -57,7 +57,8 @@ def dry_run(plan: Plan, plan_path: Path, ws: Workspace, hist: History,
     """What `run` would do now, in words; `present` as for `prepare.check`."""
     from planner.run.observe import with_done_records
     from planner.run.once import folders_present, lock_held
-    from planner.run.status import current, executor_alive, groups_of, project, span
+    from planner.run.status import current, executor_alive, groups_of, project
+    from planner.run.status_render import span
 
     journalled = current(plan, hist)
     if present is None:  # where a run's lock can be
@@ -198,16 +199,19 @@ def cmd_status(argv: Sequence[str]) -> int:
     p.add_argument("--watch", nargs="?", type=float, const=5.0, metavar="SECONDS",
                    help="redraw the status in place every SECONDS (default 5) until Ctrl-C")
     args = p.parse_args(argv)
-    from planner.run.status import render, summarize
+    from planner.run.status import summarize, text
 
     plan, plan_path = _load(args.plan)
     ws = prepare.workspace(plan_path, args.workdir)
 
     def show() -> str:
-        s = summarize(plan, prepare.history(ws), ws)
+        hist = prepare.history(ws)
+        if not args.json:
+            return text(plan, hist, ws)
+        s = summarize(plan, hist, ws)
         if args.watch is None:
             keep(s)  # shown once: its rows are left for the process's end to free
-        return json.dumps(s, indent=2) if args.json else render(s)
+        return json.dumps(s, indent=2)
 
     if args.watch is not None:
         if not 0.1 <= args.watch <= prepare.MAX_POLL_S:  # nan fails too

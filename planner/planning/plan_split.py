@@ -32,6 +32,9 @@ from planner.planning.plan_rules import value_problem
 LARGE = 8 * 2**20
 """The smallest plan.toml (in bytes, about 10,000 runs) read in two processes: below it the
 second process saves less than it costs to start."""
+FIRST_SHARE = 0.6
+"""The share of the run tables read here; the rest, read by the second process, costs it
+more a table (it hands each run's values back, and this process only reads them)."""
 _RUNS = b"\n\n[[runs]]\n"
 _HELD = b"\n\n[[held]]\n"
 
@@ -85,15 +88,15 @@ def _can_fork() -> bool:
 
 
 def _cut(raw: bytes) -> tuple[int, int] | None:
-    """Where the second part begins (the blank line before a `[[runs]]` header near the
-    middle of the array) and ends (the line break that ends its last line); None for an
-    array too short to cut."""
+    """Where the second part begins (the blank line before the first `[[runs]]` header
+    past `FIRST_SHARE` of the array) and ends (the line break that ends its last line);
+    None for an array too short to cut."""
     first = raw.find(_RUNS)
     if first < 0:
         return None
     held = raw.find(_HELD, first)
     end = len(raw) - 1 if held < 0 else held
-    mid = raw.find(_RUNS, first + (end - first) // 2, end)
+    mid = raw.find(_RUNS, first + int((end - first) * FIRST_SHARE), end)
     return None if mid < 0 or not raw.endswith(b"\n") else (mid, end)
 
 

@@ -34,7 +34,7 @@ from planner.run.procs import (
     signal_group,
 )
 from planner.run.progress import PROGRESS_EVERY_S, Sampler
-from planner.run.status import span
+from planner.run.status_render import span
 
 
 @dataclass

@@ -7,11 +7,8 @@ import functools
 import time
 from collections import Counter
 from dataclasses import dataclass
-from datetime import timedelta
 from operator import attrgetter, itemgetter, sub
 from typing import Any
-
-import humanize
 
 from planner.planning.plan import Plan, Run
 from planner.planning.schedule import schedule
@@ -22,6 +19,7 @@ from planner.run.once import folders_present, lock_held
 from planner.run.params import run_fingerprint
 from planner.run.procs import alive
 from planner.run.slurm_trace import with_traces
+from planner.run.status_render import Fresh, expand, fits_of, render
 
 GROUPS = ("done", "running", "pending", "failed", "blocked")
 _ID = attrgetter("id")
@@ -29,16 +27,6 @@ _CARD = attrgetter("card")
 _DEPENDS = attrgetter("depends_on")
 _START, _END, _BUSY = attrgetter("start_h"), attrgetter("end_h"), attrgetter("busy_s")
 _ROW_ID = itemgetter("id")
-
-
-@functools.lru_cache(maxsize=4096)
-def span(seconds: float) -> str:
-    """A duration in words, through humanize (the runs of a matrix share a few durations:
-    each is worded once)."""
-    s = abs(seconds)
-    unit = "seconds" if s < 600 else "minutes" if s < 86400 else "hours"
-    return humanize.precisedelta(timedelta(seconds=s), minimum_unit=unit,
-                                 format="%0.1f" if s < 10 else "%0.0f")
 
 
 def executor_alive(ws: Workspace) -> bool:
@@ -173,6 +161,20 @@ def _h(t: float | None, origin: float | None) -> float | None:
 def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
               ) -> dict[str, Any]:
     """The status as plain data (what `status --json` prints)."""
+    s = _summary(plan, hist, ws, now)
+    s["runs"] = [r if type(r) is dict else expand(r) for r in s["runs"]]
+    return s
+
+
+def text(plan: Plan, hist: History, ws: Workspace, now: float | None = None) -> str:
+    """The status for a person: `render(summarize(...))`, without a table of its own made
+    for each row of a run that has not started (a large plan's hundred thousand)."""
+    return render(_summary(plan, hist, ws, now))
+
+
+def _summary(plan: Plan, hist: History, ws: Workspace, now: float | None = None
+             ) -> dict[str, Any]:
+    """`summarize`, but a row of a run that has not started may come as `Fresh`."""
     now = time.time() if now is None else now
     # One look at the runs' folders, for their traces and their done records alike.
     present = folders_present(ws.workdir, [*plan.runs, *plan.held])
@@ -193,7 +195,7 @@ def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
     # large plan that have not started share one record, and their rows one template.
     of_record: dict[tuple[int, str], dict[str, Any]] = {}
     unstarted: dict[tuple[int, str, str, int], dict[str, Any]] = {}
-    runs = []
+    runs: list[dict[str, Any] | Fresh] = []
     ids = list(map(_ID, plan.runs))
     # Each run's record, state and place looked up in C, a pass each, not in the loop.
     for r, rid, rec, state, placed in zip(plan.runs, ids, map(recs.__getitem__, ids),
@@ -202,18 +204,11 @@ def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
         fresh = not (rec.trace or rec.attempts or state != "pending")
         if fresh:
             template = unstarted.get((id(rec), r.kind, r.variant, r.steps))
-            if template is not None:  # only what is the run's own is written over it
-                row = template.copy()
-                start, end = row["planned_start_h"], row["planned_end_h"] = \
-                    r.start_h, r.end_h
-                row["id"] = rid
-                row["planned_s"] = _seconds(end - start)
-                if placed:
-                    row["projected_end_h"] = round(placed[1], 6)
-                else:
-                    row["projected_end_h"] = None
-                    row["fits"] = rid not in fits
-                runs.append(row)
+            if template is not None:  # only what is the run's own, beside its template
+                start, end = r.start_h, r.end_h
+                runs.append((template, rid, start, end, _seconds(end - start),
+                             round(placed[1], 6) if placed else None,
+                             placed is not None or rid not in fits))
                 continue
         mine = of_record.get((id(rec), state))
         if mine is None:
@@ -249,7 +244,7 @@ def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
             unstarted[(id(rec), r.kind, r.variant, r.steps)] = row
         runs.append(row)
     counted = Counter(groups.values())
-    late = [r["id"] for r in runs if not r["fits"]]
+    late = [rid for rid, fits_now in map(fits_of, runs) if not fits_now]
     return {
         # The plan the journal ran, once a session has started; before that, no key.
         **({"plan": str(hist.plan["path"])} if hist.plan and hist.plan["path"] else {}),
@@ -265,99 +260,3 @@ def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
         "at_risk": list(late),
         "capacity_left": capacity_left(plan, left, n_cards, round(now_h, 3), observed),
     }
-
-
-def observed_lines(s: dict[str, Any]) -> list[str]:
-    """Observed step times per variant and the room left, once anything was observed."""
-    seen = {k: v for k, v in s.get("observed", {}).items() if v["source"] != "planned"}
-    if not s["started"] or not seen:
-        return []
-    rates = " · ".join(f"{k} {v['seconds_per_step']:.3g} s/step ({v['ratio']:.2f}×"
-                       f"{'' if v['source'] == 'observed' else ', campaign ratio'})"
-                       for k, v in seen.items())
-    room = s["capacity_left"]
-    more = room["seed_sets_more_at_most"]
-    return [f"Observed  {rates}",
-            f"Room left {room['card_hours']:.4g} card-hours after the work left"
-            + (f" (at most {more} more seed set{'s' if more != 1 else ''})"
-               if more is not None else "")]
-
-
-def pace_cell(r: dict[str, Any]) -> str:
-    """`  step 40/100 (reported) · 0.62 s/step, planned 0.30` for a run with figures."""
-    parts = []
-    if r.get("state") == "running" and r.get("progress"):
-        parts.append(f"step {r['step']}/{r['steps']} ({r['progress']})")
-    if r.get("resumes_from_step"):
-        parts.append(f"resumes from step {r['resumes_from_step']}/{r['steps']} at least")
-    if r.get("observed_s_per_step") is not None and r.get("planned_s_per_step"):
-        parts.append(f"{r['observed_s_per_step']:.3g} s/step, planned "
-                     f"{r['planned_s_per_step']:.3g}")
-    return ("  " + " · ".join(parts)) if parts else ""
-
-
-def _hh(h: float | None) -> str:
-    return "—" if h is None else f"{h:.1f}"
-
-
-def _actual(start: float | None, end: float | None) -> str:
-    """`  3.0–12.5`, `  3.0–` while it runs, `—` before it starts."""
-    if start is None:
-        return f"{'—':>6}"
-    return f"{_hh(start):>6}–{'' if end is None else _hh(end)}"
-
-
-@functools.lru_cache(maxsize=4096)
-def _cells(start: float, end: float, actual_start: float | None, actual_end: float | None,
-           planned_s: float) -> str:
-    """The planned and actual hours and the planned duration of a row (the runs of a matrix
-    share a few of each: each is written once)."""
-    return (f"{_hh(start):>6}–{_hh(end):<6}  {_actual(actual_start, actual_end):<13}  "
-            f"{span(planned_s):<25}  ")
-
-
-def render(s: dict[str, Any]) -> str:
-    """The status for a person."""
-    counts = " · ".join(f"{n} {g}" for g, n in s["counts"].items())
-    lines = [f"{s['campaign']} · working directory {s['workdir']}",
-             f"Runs      {counts} (of {len(s['runs'])})",
-             f"Executor  {'running' if s['executor_running'] else 'not running'}; "
-             f"journal {s['journal']}"]
-    if not s["started"]:
-        lines.append("Window    not started: no run session yet (`campaign-planner run`)")
-    else:
-        left = (s["usable_until_h"] - s["now_h"]) * 3600
-        lines.append(f"Window    now hour {s['now_h']:.1f} of {s['window_h']:g}; runs must end "
-                     f"by hour {s['usable_until_h']:g} "
-                     f"({'in ' + span(left) if left > 0 else 'passed'})")
-        lines.append(f"Pace      finished runs took {s['pace']:.2f}× their planned time"
-                     if s["counts"]["done"] else
-                     "Pace      no run has finished yet: planned times assumed")
-    behind = s["behind_s"]
-    how = "on plan" if abs(behind) < 60 else \
-        f"{span(behind)} {'behind' if behind > 0 else 'ahead of'} the plan"
-    lines.append(f"Projected last run ends at hour {s['projected_end_h']:.1f}: {how} "
-                 f"(planned {s['planned_end_h']:.1f})")
-    lines += observed_lines(s)
-    late = s["no_longer_fit"]
-    if late:
-        lines.append(f"Late      {len(late)} run(s) will no longer end by hour "
-                     f"{s['usable_until_h']:g}: " + ", ".join(late[:6])
-                     + (f" and {len(late) - 6} more" if len(late) > 6 else ""))
-    width = max(map(len, map(_ROW_ID, s["runs"])))
-    lines += ["", f"  {'run':<{width}}  {'state':<11} {'tries':>5}  {'planned h':<13}  "
-              f"{'actual h':<13}  {'planned':<25}  actual"]
-    for r in s["runs"]:
-        state = r["state"]
-        if state == "pending" and r["detail"] in ("retrying", "interrupted", "running"):
-            state = "retrying" if r["detail"] == "retrying" else "to resume"
-        code = f" exit {r['exit_code']}" if r["state"] == "failed" else ""
-        figures = r.get("progress") or r.get("resumes_from_step") \
-            or r.get("observed_s_per_step") is not None
-        cells = _cells(r["planned_start_h"], r["planned_end_h"], r["actual_start_h"],
-                       r["actual_end_h"], r["planned_s"])
-        lines.append(
-            f"  {r['id']:<{width}}  {state:<11} {r['attempts']:>5}  {cells}"
-            f"{span(r['actual_s']) if r['actual_s'] else '—'}{code}"
-            f"{pace_cell(r) if figures else ''}")
-    return "\n".join(lines)

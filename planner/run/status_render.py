@@ -1,0 +1,165 @@
+"""The status for a person: the text `campaign-planner status` prints from a summary."""
+
+from __future__ import annotations
+
+import functools
+from datetime import timedelta
+from typing import Any
+
+import humanize
+
+Fresh = tuple[dict[str, Any], str, float, float, float, "float | None", bool]
+"""A row of a run that has not started, as `status.rows` gives it while it shares
+everything but its own figures with a row before it: that row (its template), and the
+run's id, planned start and end hours, planned seconds, projected end hour and whether it
+still fits."""
+FRESH_KEYS = ("id", "planned_start_h", "planned_end_h", "planned_s", "projected_end_h", "fits")
+"""The keys of a row a `Fresh` row gives its own values of, in its order."""
+
+
+@functools.lru_cache(maxsize=4096)
+def span(seconds: float) -> str:
+    """A duration in words, through humanize (the runs of a matrix share a few durations:
+    each is worded once)."""
+    s = abs(seconds)
+    unit = "seconds" if s < 600 else "minutes" if s < 86400 else "hours"
+    return humanize.precisedelta(timedelta(seconds=s), minimum_unit=unit,
+                                 format="%0.1f" if s < 10 else "%0.0f")
+
+
+def expand(row: Fresh) -> dict[str, Any]:
+    """A `Fresh` row as the table of its own (its template's keys, in their order)."""
+    out = row[0].copy()
+    out.update(zip(FRESH_KEYS, row[1:], strict=True))
+    return out
+
+
+def fits_of(row: dict[str, Any] | Fresh) -> tuple[str, bool]:
+    """A row's run id, and whether the run still fits (or is not left to fit)."""
+    if isinstance(row, tuple):
+        return row[1], row[6]
+    return row["id"], row["fits"]
+
+
+def observed_lines(s: dict[str, Any]) -> list[str]:
+    """Observed step times per variant and the room left, once anything was observed."""
+    seen = {k: v for k, v in s.get("observed", {}).items() if v["source"] != "planned"}
+    if not s["started"] or not seen:
+        return []
+    rates = " · ".join(f"{k} {v['seconds_per_step']:.3g} s/step ({v['ratio']:.2f}×"
+                       f"{'' if v['source'] == 'observed' else ', campaign ratio'})"
+                       for k, v in seen.items())
+    room = s["capacity_left"]
+    more = room["seed_sets_more_at_most"]
+    return [f"Observed  {rates}",
+            f"Room left {room['card_hours']:.4g} card-hours after the work left"
+            + (f" (at most {more} more seed set{'s' if more != 1 else ''})"
+               if more is not None else "")]
+
+
+def pace_cell(r: dict[str, Any]) -> str:
+    """`  step 40/100 (reported) · 0.62 s/step, planned 0.30` for a run with figures."""
+    parts = []
+    if r.get("state") == "running" and r.get("progress"):
+        parts.append(f"step {r['step']}/{r['steps']} ({r['progress']})")
+    if r.get("resumes_from_step"):
+        parts.append(f"resumes from step {r['resumes_from_step']}/{r['steps']} at least")
+    if r.get("observed_s_per_step") is not None and r.get("planned_s_per_step"):
+        parts.append(f"{r['observed_s_per_step']:.3g} s/step, planned "
+                     f"{r['planned_s_per_step']:.3g}")
+    return ("  " + " · ".join(parts)) if parts else ""
+
+
+def _hh(h: float | None) -> str:
+    return "—" if h is None else f"{h:.1f}"
+
+
+def _actual(start: float | None, end: float | None) -> str:
+    """`  3.0–12.5`, `  3.0–` while it runs, `—` before it starts."""
+    if start is None:
+        return f"{'—':>6}"
+    return f"{_hh(start):>6}–{'' if end is None else _hh(end)}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _cells(start: float, end: float, actual_start: float | None, actual_end: float | None,
+           planned_s: float) -> str:
+    """The planned and actual hours and the planned duration of a row (the runs of a matrix
+    share a few of each: each is written once)."""
+    return (f"{_hh(start):>6}–{_hh(end):<6}  {_actual(actual_start, actual_end):<13}  "
+            f"{span(planned_s):<25}  ")
+
+
+def _around(r: dict[str, Any]) -> tuple[str, str]:
+    """A row's line, but for its id and its cells: the state and tries before the cells,
+    the actual time, exit code and pace after them."""
+    state = r["state"]
+    if state == "pending" and r["detail"] in ("retrying", "interrupted", "running"):
+        state = "retrying" if r["detail"] == "retrying" else "to resume"
+    code = f" exit {r['exit_code']}" if r["state"] == "failed" else ""
+    figures = r.get("progress") or r.get("resumes_from_step") \
+        or r.get("observed_s_per_step") is not None
+    return (f"{state:<11} {r['attempts']:>5}  ",
+            f"{span(r['actual_s']) if r['actual_s'] else '—'}{code}"
+            f"{pace_cell(r) if figures else ''}")
+
+
+def _lines(rows: list[dict[str, Any] | Fresh], width: int) -> list[str]:
+    """Each row's line. A `Fresh` row's line is its template's, but for its own id and
+    cells: the rest is written once a template."""
+    out = []
+    around: dict[int, tuple[str, str]] = {}
+    for r in rows:
+        if not isinstance(r, tuple):
+            head, tail = _around(r)
+            cells = _cells(r["planned_start_h"], r["planned_end_h"], r["actual_start_h"],
+                           r["actual_end_h"], r["planned_s"])
+            out.append(f"  {r['id']:<{width}}  {head}{cells}{tail}")
+            continue
+        template, rid, start, end, planned_s = r[:5]
+        parts = around.get(id(template))
+        if parts is None:
+            parts = around[id(template)] = _around(template)
+        cells = _cells(start, end, template["actual_start_h"], template["actual_end_h"],
+                       planned_s)
+        out.append(f"  {rid:<{width}}  {parts[0]}{cells}{parts[1]}")
+    return out
+
+
+def _id(row: dict[str, Any] | Fresh) -> str:
+    return row[1] if isinstance(row, tuple) else row["id"]  # type: ignore[no-any-return]
+
+
+def render(s: dict[str, Any]) -> str:
+    """The status for a person, from `status.summarize` (its rows tables, or `Fresh`)."""
+    counts = " · ".join(f"{n} {g}" for g, n in s["counts"].items())
+    lines = [f"{s['campaign']} · working directory {s['workdir']}",
+             f"Runs      {counts} (of {len(s['runs'])})",
+             f"Executor  {'running' if s['executor_running'] else 'not running'}; "
+             f"journal {s['journal']}"]
+    if not s["started"]:
+        lines.append("Window    not started: no run session yet (`campaign-planner run`)")
+    else:
+        left = (s["usable_until_h"] - s["now_h"]) * 3600
+        lines.append(f"Window    now hour {s['now_h']:.1f} of {s['window_h']:g}; runs must end "
+                     f"by hour {s['usable_until_h']:g} "
+                     f"({'in ' + span(left) if left > 0 else 'passed'})")
+        lines.append(f"Pace      finished runs took {s['pace']:.2f}× their planned time"
+                     if s["counts"]["done"] else
+                     "Pace      no run has finished yet: planned times assumed")
+    behind = s["behind_s"]
+    how = "on plan" if abs(behind) < 60 else \
+        f"{span(behind)} {'behind' if behind > 0 else 'ahead of'} the plan"
+    lines.append(f"Projected last run ends at hour {s['projected_end_h']:.1f}: {how} "
+                 f"(planned {s['planned_end_h']:.1f})")
+    lines += observed_lines(s)
+    late = s["no_longer_fit"]
+    if late:
+        lines.append(f"Late      {len(late)} run(s) will no longer end by hour "
+                     f"{s['usable_until_h']:g}: " + ", ".join(late[:6])
+                     + (f" and {len(late) - 6} more" if len(late) > 6 else ""))
+    width = max(map(len, map(_id, s["runs"])))
+    lines += ["", f"  {'run':<{width}}  {'state':<11} {'tries':>5}  {'planned h':<13}  "
+              f"{'actual h':<13}  {'planned':<25}  actual"]
+    lines += _lines(s["runs"], width)
+    return "\n".join(lines)

@@ -1,0 +1,61 @@
+"""`status` as text (`status.text`) is the summary's rendering, line for line, in every
+state a run can be in: the rows of runs that have not started, written from their
+template without a table of their own, read exactly as those tables would."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from planner.run import status
+from planner.run.journal import Workspace, fold
+from planner.run.params import run_fingerprint
+from planner.run.status_render import expand
+from tests.conftest import plan_dict, shipped
+
+
+def _events(kind: str, origin: float) -> list[dict[str, object]]:
+    plan = plan_dict(shipped("ablation-7d"))
+    if kind == "none":
+        return []
+    events: list[dict[str, object]] = [{"t": origin, "ev": "executor", "cards": [0, 1, 2, 3],
+                                        "window_start": origin, "pid": 1}]
+    outcomes = {"slow": ["finished"] * 4,
+                "mixed": ["finished", "failed", "running", "retrying", "interrupted"]}[kind]
+    for run, outcome in zip(plan.runs, outcomes, strict=False):
+        t0 = origin + run.start_h * 3600
+        t1 = t0 + (run.end_h - run.start_h) * 1.5 * 3600
+        events.append({"t": t0, "ev": "started", "run": run.id, "attempt": 1,
+                       "cards": run.card, "fingerprint": run_fingerprint(run),
+                       "pid": os.getpid() if outcome == "running" else 0})
+        if outcome != "running":
+            events.append({"t": t1, "ev": "exited", "run": run.id, "attempt": 1,
+                           "code": 0 if outcome == "finished" else 3, "outcome": outcome})
+    return events
+
+
+@pytest.mark.parametrize("kind", ["none", "slow", "mixed"])
+def test_the_text_is_the_summarys_rendering(kind: str, tmp_path: Path) -> None:
+    plan = plan_dict(shipped("ablation-7d"))
+    now = time.time()
+    hist = fold(_events(kind, now - 80 * 3600))
+    ws = Workspace(tmp_path)
+    summary = status.summarize(plan, hist, ws, now)
+    assert status.text(plan, hist, ws, now) == status.render(summary)
+    rows = status._summary(plan, hist, ws, now)["runs"]
+    fresh = [r for r in rows if isinstance(r, tuple)]
+    assert fresh, "the runs that have not started share a template"
+    assert [r if isinstance(r, dict) else expand(r) for r in rows] == summary["runs"]
+    json.dumps(summary)  # plain data only
+
+
+def test_a_template_row_keeps_its_keys_in_their_order(tmp_path: Path) -> None:
+    plan = plan_dict(shipped("ablation-7d"))
+    summary = status.summarize(plan, fold([]), Workspace(tmp_path))
+    keys = [list(r) for r in summary["runs"]]
+    assert all(k == keys[0] for k in keys)
+    assert len({r["id"] for r in summary["runs"]}) == len(plan.runs)
