@@ -32,7 +32,7 @@ from planner.planning.plan_rules import value_problem
 LARGE = 8 * 2**20
 """The smallest plan.toml (in bytes, about 10,000 runs) read in two processes: below it the
 second process saves less than it costs to start."""
-FIRST_SHARE = 0.6
+FIRST_SHARE = 0.55
 """The share of the run tables read here; the rest, read by the second process, costs it
 more a table (it hands each run's values back, and this process only reads them)."""
 _RUNS = b"\n\n[[runs]]\n"

@@ -7,14 +7,16 @@ import functools
 import time
 from collections import Counter
 from dataclasses import dataclass
-from operator import attrgetter, itemgetter, sub
+from itertools import compress, repeat
+from operator import and_, attrgetter, is_not, itemgetter, not_, sub
+from pathlib import Path
 from typing import Any
 
 from planner.planning.plan import Plan, Run
 from planner.planning.schedule import schedule
 from planner.run.clock import capacity_left, hours_left, rates, run_fields
 from planner.run.journal import History, RunRecord, Workspace
-from planner.run.observe import startup_s, with_done_records
+from planner.run.observe import Rate, startup_s, with_done_records
 from planner.run.once import folders_present, lock_held
 from planner.run.params import run_fingerprint
 from planner.run.procs import alive
@@ -26,7 +28,8 @@ _ID = attrgetter("id")
 _CARD = attrgetter("card")
 _DEPENDS = attrgetter("depends_on")
 _START, _END, _BUSY = attrgetter("start_h"), attrgetter("end_h"), attrgetter("busy_s")
-_ROW_ID = itemgetter("id")
+_KIND, _VARIANT, _STEPS = attrgetter("kind"), attrgetter("variant"), attrgetter("steps")
+_PLACED_END = itemgetter(1)
 
 
 def executor_alive(ws: Workspace) -> bool:
@@ -191,58 +194,7 @@ def _summary(plan: Plan, hist: History, ws: Workspace, now: float | None = None
     c = plan.campaign
     startup = startup_s(plan)
     fits = proj.fits
-    # What a run's row says of its record alone, worked out once a record: the runs of a
-    # large plan that have not started share one record, and their rows one template.
-    of_record: dict[tuple[int, str], dict[str, Any]] = {}
-    unstarted: dict[tuple[int, str, str, int], dict[str, Any]] = {}
-    runs: list[dict[str, Any] | Fresh] = []
-    ids = list(map(_ID, plan.runs))
-    # Each run's record, state and place looked up in C, a pass each, not in the loop.
-    for r, rid, rec, state, placed in zip(plan.runs, ids, map(recs.__getitem__, ids),
-                                          map(groups.__getitem__, ids), map(fits.get, ids),
-                                          strict=True):
-        fresh = not (rec.trace or rec.attempts or state != "pending")
-        if fresh:
-            template = unstarted.get((id(rec), r.kind, r.variant, r.steps))
-            if template is not None:  # only what is the run's own, beside its template
-                start, end = r.start_h, r.end_h
-                runs.append((template, rid, start, end, _seconds(end - start),
-                             round(placed[1], 6) if placed else None,
-                             placed is not None or rid not in fits))
-                continue
-        mine = of_record.get((id(rec), state))
-        if mine is None:
-            busy = rec.busy_s + (now - rec.started if state == "running" and rec.started
-                                 else 0.0)
-            mine = of_record[(id(rec), state)] = {
-                "state": state, "detail": rec.state, "attempts": rec.attempts,
-                "failures": rec.failures, "exit_code": rec.exit_code,
-                "actual_start_h": _h(rec.first_start, origin),
-                "actual_end_h": _h(rec.ended, origin) if state == "done" else None,
-                "actual_s": round(busy, 1), "checkpoints": rec.checkpoints}
-        rate = observed.get(r.variant)
-        if not fresh:
-            progress = run_fields(r, rec, state, now, rate, startup, ws.workdir)
-        else:  # nothing run yet: the same fields for every run of a configuration
-            progress = {
-                "planned_s_per_step": rate.planned_seconds_per_step if rate else None,
-                "observed_s_per_step": None, "step": 0, "steps": r.steps,
-                "progress": None, "resumes_from_step": None}
-        row = {
-            "id": rid, "kind": r.kind, "state": state, "detail": mine["detail"],
-            "attempts": mine["attempts"], "failures": mine["failures"],
-            "exit_code": mine["exit_code"],
-            "planned_start_h": r.start_h, "planned_end_h": r.end_h,
-            "planned_s": _seconds(r.end_h - r.start_h),
-            "actual_start_h": mine["actual_start_h"], "actual_end_h": mine["actual_end_h"],
-            "actual_s": mine["actual_s"], "checkpoints": mine["checkpoints"],
-            "projected_end_h": round(placed[1], 6) if placed else None,
-            # Runs done, failed or blocked are not projected: only those left can miss.
-            "fits": placed is not None or rid not in fits, **progress,
-        }
-        if fresh and placed:  # a template for the runs that fit, as this one does
-            unstarted[(id(rec), r.kind, r.variant, r.steps)] = row
-        runs.append(row)
+    runs = _rows(plan.runs, recs, groups, fits, observed, now, origin, startup, ws.workdir)
     counted = Counter(groups.values())
     late = [rid for rid, fits_now in map(fits_of, runs) if not fits_now]
     return {
@@ -260,3 +212,79 @@ def _summary(plan: Plan, hist: History, ws: Workspace, now: float | None = None
         "at_risk": list(late),
         "capacity_left": capacity_left(plan, left, n_cards, round(now_h, 3), observed),
     }
+
+
+def _rows(runs: list[Run], recs: dict[str, RunRecord], groups: dict[str, str],
+          fits: dict[str, tuple[float, float, tuple[int, ...]] | None],
+          observed: dict[str, Rate], now: float, origin: float | None, startup: float,
+          workdir: Path) -> list[dict[str, Any] | Fresh]:
+    """Each run's row. A run not started whose record, kind, variant and steps an earlier
+    one that fits shares (most of a large plan before its window) comes as `Fresh`, with
+    that one's row as its template: those are made a column at a time, in C passes."""
+    ids = list(map(_ID, runs))
+    records = list(map(recs.__getitem__, ids))
+    states = list(map(groups.__getitem__, ids))
+    placed = list(map(fits.get, ids))
+    starts, ends = list(map(_START, runs)), list(map(_END, runs))
+    planned = list(map(_seconds, map(sub, ends, starts)))
+    n = len(runs)
+    if None not in placed:  # every run placed (most plans): a C pass each
+        ends_placed: list[float] = list(map(_PLACED_END, placed))  # type: ignore[arg-type]
+        projected: list[float | None] = list(map(round, ends_placed, repeat(6, n)))
+        fit = [True] * n
+    else:
+        projected = [None if p is None else round(p[1], 6) for p in placed]
+        # Runs done, failed or blocked are not projected: only those left can miss.
+        fit = [p is not None or rid not in fits for p, rid in zip(placed, ids, strict=True)]
+    unused = {id(rec) for rec in {id(rec): rec for rec in records}.values()
+              if not (rec.trace or rec.attempts)}
+    keys = list(zip(map(id, records), map(_KIND, runs), map(_VARIANT, runs),
+                    map(_STEPS, runs), strict=True))
+    fresh = list(map(and_, map(unused.__contains__, map(id, records)),
+                     map("pending".__eq__, states)))
+    # A template's row: the first of its key that fits (the last of the reversed ones).
+    candidates = list(map(and_, fresh, map(is_not, placed, repeat(None, n))))
+    first = dict(zip(reversed(list(compress(keys, candidates))),
+                     reversed(list(compress(range(n), candidates))), strict=True))
+    whole = sorted([*compress(range(n), map(not_, fresh)), *(
+        i for i, key in zip(compress(range(n), fresh), compress(keys, fresh), strict=True)
+        if first.get(key, i) >= i)])
+    of_record: dict[tuple[int, str], dict[str, Any]] = {}
+
+    def row(i: int) -> dict[str, Any]:
+        r, rec, state = runs[i], records[i], states[i]
+        mine = of_record.get((id(rec), state))
+        if mine is None:  # what a row says of its record alone, worked out once a record
+            busy = rec.busy_s + (now - rec.started if state == "running" and rec.started
+                                 else 0.0)
+            mine = of_record[(id(rec), state)] = {
+                "state": state, "detail": rec.state, "attempts": rec.attempts,
+                "failures": rec.failures, "exit_code": rec.exit_code,
+                "actual_start_h": _h(rec.first_start, origin),
+                "actual_end_h": _h(rec.ended, origin) if state == "done" else None,
+                "actual_s": round(busy, 1), "checkpoints": rec.checkpoints}
+        rate = observed.get(r.variant)
+        if not fresh[i]:
+            progress = run_fields(r, rec, state, now, rate, startup, workdir)
+        else:  # nothing run yet: the same fields for every run of a configuration
+            progress = {
+                "planned_s_per_step": rate.planned_seconds_per_step if rate else None,
+                "observed_s_per_step": None, "step": 0, "steps": r.steps,
+                "progress": None, "resumes_from_step": None}
+        return {
+            "id": ids[i], "kind": r.kind, "state": state, "detail": mine["detail"],
+            "attempts": mine["attempts"], "failures": mine["failures"],
+            "exit_code": mine["exit_code"],
+            "planned_start_h": starts[i], "planned_end_h": ends[i], "planned_s": planned[i],
+            "actual_start_h": mine["actual_start_h"], "actual_end_h": mine["actual_end_h"],
+            "actual_s": mine["actual_s"], "checkpoints": mine["checkpoints"],
+            "projected_end_h": projected[i], "fits": fit[i], **progress,
+        }
+
+    made = {i: row(i) for i in whole}
+    templates = {key: made[i] for key, i in first.items()}
+    out: list[Any] = list(zip(map(templates.get, keys), ids, starts, ends, planned,
+                              projected, fit, strict=True))
+    for i, full in made.items():
+        out[i] = full
+    return out
