@@ -213,3 +213,17 @@ def test_an_edited_plan_read_in_two_processes_is_the_same_plan_or_none(
     split = plan_split.read(raw, at_least=0)
     if split is not None:  # read the TOML parser's way, the same plan
         _same(split, export._checked(tomllib.loads(raw.decode()), "plan.toml"))
+
+
+def test_a_reading_up_to_a_cut_holds_the_runs_before_it_only(text: str) -> None:
+    raw = _with_held(text).encode()
+    cut = plan_split._cut(raw)
+    assert cut is not None
+    mid, _ = cut
+    whole, part = plan_fast.read(raw, columns=True), plan_fast.read(raw, True, runs_until=mid)
+    assert whole is not None and part is not None
+    before = plan_fast.rows(whole.columns["runs"])[:raw.count(b"[[runs]]", 0, mid)]
+    assert plan_fast.rows(part.columns["runs"]) == before
+    assert plan_fast.rows(part.columns["held"]) == plan_fast.rows(whole.columns["held"])
+    for wrong in (mid + 1, mid - 1, 0, len(raw)):  # not where a table's header begins
+        assert plan_fast.read(raw, True, runs_until=wrong) is None

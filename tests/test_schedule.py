@@ -86,3 +86,16 @@ def test_a_run_ending_at_the_horizon_fits() -> None:
     # 3 × 1.1 h sums to 3.3000000000000003 in floating point: still inside 3.3 h.
     out = schedule([1.1, 1.1, 1.1], [1, 1, 1], 1, 3.3)
     assert all(p is not None for p in out)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(0, 50, allow_nan=False) | st.sampled_from([0.0, 1.0, 2.5]),
+                max_size=40),
+       st.integers(1, 5), st.floats(0, 120, allow_nan=False) | st.just(float("inf")))
+def test_runs_of_one_card_each_go_where_the_general_loop_puts_them(
+        durations: list[float], n_cards: int, horizon: float) -> None:
+    # Asking for the earliest starts takes the general loop; without, one card each takes
+    # its own.
+    needs = [1] * len(durations)
+    assert schedule(durations, needs, n_cards, horizon) == \
+        schedule(durations, needs, n_cards, horizon, earliest=[])

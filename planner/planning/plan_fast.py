@@ -35,9 +35,9 @@ TABLES = ("runs", "held")
 """Arrays of run tables, written last and in this order (`export.plan_toml`)."""
 _HEADERS = tuple(f"\n\n[[{name}]]\n" for name in TABLES)
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-_FIRST_KEY = re.compile(r"[A-Za-z0-9_-]+ = ")
+_FIRST_KEY = re.compile(rb"[A-Za-z0-9_-]+ = ")
 # JSON escapes TOML does not have: `\/`, and UTF-16 surrogates (TOML takes only scalars).
-_JSON_ONLY = re.compile(r"\\/|\\u[dD][89a-fA-F]")
+_JSON_ONLY = re.compile(rb"\\/|\\u[dD][89a-fA-F]")
 
 
 # Every digit as 0 and `E` as `e`: a long number is then a run of 0s, an exponent `0e0`.
@@ -88,19 +88,25 @@ def parse(text: str) -> dict[str, Any] | None:
     return None if reading is None else reading.data
 
 
-def read(text: str | bytes, columns: bool = False) -> Reading | None:
+def read(text: str | bytes, columns: bool = False, runs_until: int | None = None
+         ) -> Reading | None:
     """`parse`, with what the run tables' text shows of their values; with `columns`, the
     arrays whose tables come in a few shapes are given as columns (`Reading.columns`),
-    never built table by table. `text` may be the file's bytes (UTF-8): then the run
-    tables are decoded on their own, and the text of a large plan is never held whole."""
-    split = _split(text)
-    if split is None:
+    never built table by table. `text` may be the file's bytes (UTF-8), which are then
+    read where they lie: the run tables' text is never decoded, nor held whole again.
+    `runs_until`: where (a `[[runs]]` header's blank line) the tables left to another
+    reading begin, up to the array after them; those are then not in the reading."""
+    raw = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    start = min((i for i in (raw.find(h) for h in _HEADERS_UTF8) if i >= 0), default=-1)
+    if start < 0 or not raw.endswith(b"\n"):
         return None
-    head, text = split  # `text` from here on: the arrays, from the line break before them
+    try:
+        head = raw[:start + 1].decode()
+    except UnicodeDecodeError:
+        return None
     # Characters TOML refuses outside a string's escapes, and JSON takes (or spells
-    # otherwise): looked for over the whole text, where TOML refuses them as well.
-    if _refused(head) or _refused(text) or _JSON_ONLY.search(text) \
-            or not text.endswith("\n"):
+    # otherwise): in the tables, looked for in each array's text (`_tables`).
+    if _refused(head):
         return None
     try:
         data = loads(head)
@@ -110,68 +116,54 @@ def read(text: str | bytes, columns: bool = False) -> Reading | None:
         return None
     plain = set()
     grouped: dict[str, list[Group]] = {}
-    at, end = 1, len(text) - 1  # the arrays, without the last line break
+    at, end = start + 2, len(raw) - 1  # the first header, and the last line break
     for name in TABLES:
-        opening = f"[[{name}]]\n"
-        if not text.startswith(opening, at):
+        opening = f"[[{name}]]\n".encode()
+        if not raw.startswith(opening, at):
             continue
-        stop = text.find(_HEADERS[1], at, end) if name == TABLES[0] else -1
+        stop = raw.find(_HEADERS_UTF8[1], at, end) if name == TABLES[0] else -1
         stop = end if stop < 0 else stop
-        body = text[at + len(opening):stop]
+        until = stop
+        if name == TABLES[0] and runs_until is not None:
+            if not at < runs_until < stop or not raw.startswith(_HEADERS_UTF8[0], runs_until):
+                return None
+            until = runs_until
         try:
-            tables = _tables(body, name, columns)
+            tables, plain_text = _tables(raw, at + len(opening), until, name, columns)
         except (_NotOurs, ValueError, TypeError, RecursionError):
             return None
-        escaped = "\\" in body
         if columns and isinstance(tables[0], Group):
             grouped[name] = tables  # type: ignore[assignment]
-            if not escaped:
-                plain.add(name)
         else:
             data[name] = rows(tables)
-            if not escaped and not _long_number(body):
-                plain.add(name)
+        if plain_text:
+            plain.add(name)
         at = stop + 2
     return Reading(data, frozenset(plain), grouped) if at >= end else None
 
 
-def _refused(text: str) -> bool:
-    return "\x00" in text or "\r" in text or "\x7f" in text
+def _refused(text: str | bytes) -> bool:
+    if isinstance(text, str):
+        return "\x00" in text or "\r" in text or "\x7f" in text
+    return b"\x00" in text or b"\r" in text or b"\x7f" in text
 
 
-def array(body: str, name: str) -> tuple[list[Group], bool] | None:
-    """The tables of an array of runs as groups of columns, from the text after one of its
-    headers to the line break that ends its last line (that break left out), as `read`
-    gives them; and whether the text holds no escape (`Reading.plain`). None for text
-    this reading cannot vouch for, or tables in too many shapes."""
-    if _refused(body) or _JSON_ONLY.search(body):
-        return None
+def array(raw: bytes, start: int, stop: int, name: str) -> tuple[list[Group], bool] | None:
+    """The tables of an array of runs as groups of columns, from `raw[start:stop]`: the
+    text after one of its headers to the line break that ends its last line (that break
+    left out), as `read` gives them; and whether the text holds no escape
+    (`Reading.plain`). None for text this reading cannot vouch for, or tables in too many
+    shapes."""
     try:
-        tables = _tables(body, name, True)
+        tables, plain = _tables(raw, start, stop, name, True)
     except (_NotOurs, ValueError, TypeError, RecursionError):
         return None
     if not tables or not isinstance(tables[0], Group):
         return None
-    return tables, "\\" not in body  # type: ignore[return-value]
+    return tables, plain  # type: ignore[return-value]
 
 
 _HEADERS_UTF8 = tuple(h.encode() for h in _HEADERS)
-
-
-def _split(text: str | bytes) -> tuple[str, str] | None:
-    """The text before the arrays of runs (with its last line break) and the text from
-    that line break on; None when there are no arrays, or the bytes are not UTF-8."""
-    heads: tuple[Any, ...] = _HEADERS_UTF8 if isinstance(text, bytes) else _HEADERS
-    start = min((i for i in (text.find(h) for h in heads) if i >= 0), default=-1)
-    if start < 0:
-        return None
-    if isinstance(text, str):
-        return text[:start + 1], text[start + 1:]
-    view = memoryview(text)
-    try:  # each part decoded alone (the runs' text stays one byte a character), uncopied
-        return str(view[:start + 1], "utf-8"), str(view[start + 1:], "utf-8")
-    except UnicodeDecodeError:
-        return None
 
 
 def rows(tables: list[dict[str, Any]] | list[Group]) -> list[dict[str, Any]]:
@@ -188,15 +180,22 @@ def rows(tables: list[dict[str, Any]] | list[Group]) -> list[dict[str, Any]]:
     return out  # type: ignore[return-value]
 
 
-def _tables(body: str, name: str, columns: bool = True) -> list[dict[str, Any]] | list[Group]:
-    """The tables of one array, from the text after its first `[[name]]` line: with
-    `columns`, as groups of columns when they come in a few shapes, else one dict a
-    table."""
+def _tables(raw: bytes, start: int, stop: int, name: str, columns: bool = True
+            ) -> tuple[list[dict[str, Any]] | list[Group], bool]:
+    """The tables of one array, from `raw[start:stop]` (the text after its first
+    `[[name]]` line, to the line break ending its last line): with `columns`, as groups of
+    columns when they come in a few shapes, else one dict a table; and whether the text is
+    plain (`Reading.plain`)."""
+    # The JSON text made in one copy, its brackets around the tables' text, which the
+    # replacements below then leave as they are (it holds none of what they replace).
+    text = b"".join((b'[{"', memoryview(raw)[start:stop], b"}]"))
+    if _refused(text) or _JSON_ONLY.search(text):
+        raise _NotOurs("a character or an escape the grammars read otherwise")
     # Each table's lines: every line break but the three of each header between tables.
-    header = f"\n\n[[{name}]]\n"
-    headers = body.count(header)
-    lines = body.count("\n") - 2 * headers + 1
-    if _FIRST_KEY.match(body) is None or body.count(" = ") != lines:
+    header = f"\n\n[[{name}]]\n".encode()
+    headers = text.count(header)
+    lines = text.count(b"\n") - 2 * headers + 1
+    if _FIRST_KEY.match(text, 3) is None or text.count(b" = ") != lines:
         raise _NotOurs("a line that is not one key and its value")
     # Without a brace or a `null` in the text the only objects are the tables made here,
     # and no value is null. Without a colon either, the only colons are the one made on
@@ -204,14 +203,14 @@ def _tables(body: str, name: str, columns: bool = True) -> list[dict[str, Any]] 
     # dicts, in C) whose sizes add up to the lines have one key a line and none twice.
     # With a colon each object comes as its list of pairs, counted before they become
     # dicts. A text with a brace or a null is left to a hook that looks at every object.
-    simple = "{" not in body and "null" not in body
-    colon = ":" in body
+    simple = text.find(b"{", 2, len(text) - 2) < 0 and b"null" not in text
+    colon = b":" in text
+    escaped = b"\\" in text
     # Each line `key = value` becomes `"key": value`, between braces where a table begins
     # (the headers first: they hold line breaks) and after a comma where a line ends.
-    body = body.replace(header, '},{"').replace("\n", ',"').replace(" = ", '": ')
-    text = '[{"' + body + "}]"
-    del body
+    text = text.replace(header, b'},{"').replace(b"\n", b',"').replace(b" = ", b'": ')
     tables: list[dict[str, Any]] | list[Group]
+    long = None
     if simple:
         if colon:
             listed = json.loads(text, object_pairs_hook=list, parse_constant=_constant)
@@ -223,7 +222,6 @@ def _tables(body: str, name: str, columns: bool = True) -> list[dict[str, Any]] 
         else:
             made = _dicts(text)
             pairs = sum(map(len, made))
-        del text
         shapes = list(map(tuple, made))
         keys = set().union(*set(shapes))
         tables = (_grouped(made, shapes) if columns else None) or made
@@ -235,7 +233,11 @@ def _tables(body: str, name: str, columns: bool = True) -> list[dict[str, Any]] 
     # that is not bare (a dotted key, a comment, a line led by spaces) is not ours.
     if not all(map(_BARE_KEY.fullmatch, keys)):
         raise _NotOurs("a line that is not a bare key and its value")
-    return tables
+    # Read table by table, a plain text also has no number that may be long; as columns,
+    # those are looked for a column at a time (`plan_bulk`).
+    if not escaped and not (tables and isinstance(tables[0], Group)):
+        long = _long_number(text)
+    return tables, not escaped and not long
 
 
 _SHAPES = 8
@@ -268,7 +270,7 @@ def _grouped(tables: list[dict[str, Any]], shapes: list[tuple[str, ...]]
             for shape, (at, part) in zip(keys, parts, strict=True)]
 
 
-def _dicts(text: str) -> Any:
+def _dicts(text: str | bytes) -> Any:
     """A JSON text's values, objects as dicts: by pydantic-core's parser (in Rust, a third
     faster than the standard library's on a plan's runs, the same values to the bit),
     which refuses NaN and Infinity as this reading must, and makes each short text the runs
@@ -280,7 +282,7 @@ def _dicts(text: str) -> Any:
         return json.loads(text, parse_constant=_constant)
 
 
-def _hooked(text: str) -> tuple[list[dict[str, Any]], int, set[str]]:
+def _hooked(text: bytes) -> tuple[list[dict[str, Any]], int, set[str]]:
     """The tables of a JSON text that may hold objects as values or nulls, the pairs of
     every object counted, and the keys seen."""
     pairs = 0
@@ -299,12 +301,13 @@ def _hooked(text: str) -> tuple[list[dict[str, Any]], int, set[str]]:
     return rows, pairs, keys
 
 
-def _long_number(body: str) -> bool:
+def _long_number(body: str | bytes) -> bool:
     """Whether a number in this text may have 16 digits or more, or be a float of 1e15 or
     more: a run of 16 digits, or a number with an exponent not negative. Text that looks
     like one (16 digits in a string) is a false alarm, which only costs the values a
     walk."""
-    shape = body.encode("utf-8", "surrogatepass").translate(_DIGITS)
+    shape = (body if isinstance(body, bytes) else body.encode("utf-8", "surrogatepass")
+             ).translate(_DIGITS)
     if b"0" * 16 in shape:
         return True
     for n, hit in enumerate(_EXPONENT.finditer(shape)):

@@ -61,9 +61,8 @@ def read(raw: bytes, share: bool = True, at_least: int | None = None) -> Plan | 
     if part is None:
         return None
     try:
-        # This part: the file without the second part's tables (a line break kept at the
-        # end of each: the arrays that follow, if any, begin as the file gives them).
-        reading = plan_fast.read(raw[:mid + 1] + raw[end + 1:], columns=True)
+        # This part: the file without the second part's tables.
+        reading = plan_fast.read(raw, columns=True, runs_until=mid)
         if reading is None or "runs" not in reading.columns or value_problem(reading.data):
             return None
         mine = plan_bulk.runs_of(reading.columns, reading.plain, share)
@@ -130,12 +129,7 @@ def _start(raw: bytes, start: int, stop: int, share: bool) -> _Part | None:
 def _second(raw: bytes, start: int, stop: int, share: bool) -> bytes:
     """The second part's checked runs, as `_answer` reads them back; empty when it is not
     a part the fast reading can vouch for."""
-    try:
-        body = str(memoryview(raw)[start:stop], "utf-8")
-    except UnicodeDecodeError:
-        return b""
-    found = plan_fast.array(body, "runs")
-    del body
+    found = plan_fast.array(raw, start, stop, "runs")
     built = None if found is None else plan_bulk.array_runs(*found, share=share)
     if built is None:
         return b""
