@@ -80,12 +80,13 @@ def _all_ended(pids: list[int]) -> None:
             os.waitpid(pid, os.WNOHANG)
 
 
-@pytest.mark.parametrize("form", ["plain", "held", "shell", "escapes"])
+@pytest.mark.parametrize("form", ["plain", "held", "shell", "escapes", "non-ascii"])
 @pytest.mark.parametrize("share", [True, False])
 def test_a_plan_read_in_two_processes_is_the_plan_one_process_reads(
         text: str, shell_text: str, form: str, share: bool, parts: list[int]) -> None:
     chosen = {"plain": text, "held": _with_held(text), "shell": shell_text,
-              "escapes": text.replace('lr=0.2"', 'lr=0.2\\t\\u00e9"')}[form]
+              "escapes": text.replace('lr=0.2"', 'lr=0.2\\t\\u00e9"'),
+              "non-ascii": text.replace('lr=0.2"', 'lr=0.2é…"')}[form]
     raw = chosen.encode()
     split = plan_split.read(raw, share=share, at_least=0)
     _same(split, _one_process(raw))
