@@ -136,6 +136,28 @@ def test_a_part_either_process_cannot_vouch_for_is_left_to_one_process(
     assert str(split.value) == str(alone.value)
 
 
+def _outcome(path: Path, monkeypatch: pytest.MonkeyPatch, large: int) -> Any:
+    with monkeypatch.context() as m:
+        m.setenv("CAMPAIGN_PLANNER_CACHE", "off")
+        m.setattr(plan_split, "LARGE", large)
+        try:
+            return export.read_plan(path).model_dump_json()
+        except InputError as exc:
+            return str(exc)
+
+
+@pytest.mark.parametrize("tail", ["\n[[held]]\n", "\n[[held]]\nid = 1\n", "\n[[runs]]\n",
+                                  "\n[[held]]\n\n[[runs]]\n", "x = 1\n", "\n[[held]]"])
+def test_a_file_ending_in_an_array_header_reads_as_one_process_reads_it(
+        text: str, tail: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        parts: list[int]) -> None:
+    path = tmp_path / "plan.toml"
+    path.write_text(text + tail)
+    split, alone = _outcome(path, monkeypatch, 0), _outcome(path, monkeypatch, 2**62)
+    assert split == alone
+    _all_ended(parts)
+
+
 def test_a_colon_in_the_second_part_is_read_as_one_process_reads_it(text: str) -> None:
     edited = _edit_nth(text, "value", '"host:8080"', -1)
     raw = edited.encode()

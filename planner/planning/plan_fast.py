@@ -117,12 +117,13 @@ def read(text: str | bytes, columns: bool = False, runs_until: int | None = None
     plain = set()
     grouped: dict[str, list[Group]] = {}
     at, end = start + 2, len(raw) - 1  # the first header, and the last line break
+    if runs_until is not None and not raw.startswith(b"[[runs]]\n", at):
+        return None
     for name in TABLES:
         opening = f"[[{name}]]\n".encode()
         if not raw.startswith(opening, at):
             continue
-        stop = raw.find(_HEADERS_UTF8[1], at, end) if name == TABLES[0] else -1
-        stop = end if stop < 0 else stop
+        stop = arrays_end(raw, at) if name == TABLES[0] else end
         until = stop
         if name == TABLES[0] and runs_until is not None:
             if not at < runs_until < stop or not raw.startswith(_HEADERS_UTF8[0], runs_until):
@@ -140,6 +141,14 @@ def read(text: str | bytes, columns: bool = False, runs_until: int | None = None
             plain.add(name)
         at = stop + 2
     return Reading(data, frozenset(plain), grouped) if at >= end else None
+
+
+def arrays_end(raw: bytes, at: int) -> int:
+    """Where the array of runs whose first table begins at `at` ends: the line break
+    before the `[[held]]` header that follows it, else the file's last line break."""
+    end = len(raw) - 1
+    stop = raw.find(_HEADERS_UTF8[1], at, end)
+    return end if stop < 0 else stop
 
 
 def _refused(text: str | bytes) -> bool:

@@ -36,7 +36,6 @@ FIRST_SHARE = 0.55
 """The share of the run tables read here; the rest, read by the second process, costs it
 more a table (it hands each run's values back, and this process only reads them)."""
 _RUNS = b"\n\n[[runs]]\n"
-_HELD = b"\n\n[[held]]\n"
 
 
 class _Part(NamedTuple):
@@ -93,8 +92,7 @@ def _cut(raw: bytes) -> tuple[int, int] | None:
     first = raw.find(_RUNS)
     if first < 0:
         return None
-    held = raw.find(_HELD, first)
-    end = len(raw) - 1 if held < 0 else held
+    end = plan_fast.arrays_end(raw, first + 2)  # where the reading here ends the array
     mid = raw.find(_RUNS, first + int((end - first) * FIRST_SHARE), end)
     return None if mid < 0 or not raw.endswith(b"\n") else (mid, end)
 
