@@ -216,23 +216,24 @@ def test_values_the_checks_refuse_are_named_as_the_toml_reading_names_them(
         assert "runs[0].steps" in fast, fast
 
 
-@pytest.mark.parametrize(("lines", "field"), [
+@pytest.mark.parametrize(("lines", "field", "said"), [
     # A command given beside the vector is compared with it, whatever the other runs say.
-    ("{argv}\ncommand = \"sh -c 'touch MARKER'\"", "runs[0].command"),
+    ("{argv}\ncommand = \"sh -c 'touch MARKER'\"", "runs[0].command", "does not match argv"),
     # A shell flag that is not a boolean as written: no command is derived from it, and
-    # the vector (`shell` read as true) does not show the empty one.
-    ('argv = ["/bin/sh", "-c", "echo hi"]\nshell = "yes"', "runs[0].command"),
+    # the flag is refused as a preset's would be (nothing is coerced).
+    ('argv = ["/bin/sh", "-c", "echo hi"]\nshell = "yes"', "runs[0].shell",
+     "must be true or false"),
 ])
 def test_a_command_not_derived_here_is_still_compared_with_its_vector(
         text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: str,
-        field: str) -> None:
+        field: str, said: str) -> None:
     first = _first_line(text, "argv")
     path = tmp_path / "plan.toml"
     path.write_text(text.replace(first, lines.replace("{argv}", first), 1))
     assert plan_fast.parse(path.read_text()) is not None
     fast, slow = _outcome(path, monkeypatch, True), _outcome(path, monkeypatch, False)
     assert isinstance(fast, str) and fast == slow
-    assert f"{field}: does not match argv" in fast, fast
+    assert f"{field}: {said}" in fast, fast
 
 
 def test_run_tables_without_an_escape_or_a_long_number_are_known_plain(text: str) -> None:

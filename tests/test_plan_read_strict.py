@@ -56,6 +56,13 @@ EDITS = {
     "argv-nul": ("runs.0.argv", ["echo", "a\0b"], "runs[0].argv"),
     "shell-not-sh": ("runs.0.shell", True, "runs[0].argv"),
     "path-dotdot": ("runs.0.checkpoint_dir", "../elsewhere", "runs[0].checkpoint_dir"),
+    # A value of another type than its field's, which a preset refuses: nothing coerced.
+    "steps-text": ("runs.0.steps", "30", "runs[0].steps"),
+    "seed-float": ("runs.0.seed", 0.0, "runs[0].seed"),
+    "shell-text": ("runs.0.shell", "false", "runs[0].shell"),
+    "start-text": ("runs.0.start_h", "1.0", "runs[0].start_h"),
+    "retries-bool": ("runs.0.max_retries", True, "runs[0].max_retries"),
+    "cards-text": ("campaign.cards", "2", "campaign.cards"),
 }
 
 

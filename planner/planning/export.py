@@ -132,7 +132,8 @@ def _checked(data: dict[str, Any], path: str | Path, plain: Collection[str] = ()
     if problem:
         raise InputError(problem[1], file=path, field=problem[0])
     try:
-        # Commands just derived from their vectors match them: not derived twice.
-        return Plan.model_validate(data, context={DERIVED_COMMANDS: all(derived)})
+        # Commands just derived from their vectors match them: not derived twice. Each
+        # value of the type its field names, as a preset's are: nothing coerced.
+        return Plan.model_validate(data, strict=True, context={DERIVED_COMMANDS: all(derived)})
     except ValidationError as exc:
         raise from_validation(exc, path) from None

@@ -95,8 +95,8 @@ class _Info(NamedTuple):
 def _adapter(field: str) -> TypeAdapter[list[Any]]:
     info = Run.model_fields[field]
     kind = Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
-    return TypeAdapter(list[kind],  # type: ignore[valid-type]
-                       config=ConfigDict(strict=bool(Run.model_config.get("strict"))))
+    # Strict, as a plan read back is (`export._checked`): each value of its field's type.
+    return TypeAdapter(list[kind], config=ConfigDict(strict=True))  # type: ignore[valid-type]
 
 
 @functools.cache
@@ -183,7 +183,8 @@ def assemble(head: dict[str, Any], made: dict[str, list[Run]], derived: bool
         return None
     context = {DERIVED_COMMANDS: derived}
     try:
-        top = Plan.model_validate({**head, "runs": [], "held": []}, context=context)
+        top = Plan.model_validate({**head, "runs": [], "held": []}, strict=True,
+                                  context=context)
         whole = top.model_copy(update={"runs": made.get("runs", []),
                                        "held": made.get("held", [])})
         for name, check, with_info in rules.plan:
