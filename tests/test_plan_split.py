@@ -126,6 +126,7 @@ def test_a_part_either_process_cannot_vouch_for_is_left_to_one_process(
         key: str, value: str, nth: int) -> None:
     edited = _edit_nth(text, key, value, nth)
     assert plan_split.read(edited.encode(), at_least=0) is None
+    assert len(parts) == 1  # read in two processes, and refused
     _all_ended(parts)
     path = tmp_path / "plan.toml"
     path.write_text(edited)
@@ -161,10 +162,12 @@ def test_a_file_ending_in_an_array_header_reads_as_one_process_reads_it(
     _all_ended(parts)
 
 
-def test_a_colon_in_the_second_part_is_read_as_one_process_reads_it(text: str) -> None:
+def test_a_colon_in_the_second_part_is_read_as_one_process_reads_it(
+        text: str, parts: list[int]) -> None:
     edited = _edit_nth(text, "value", '"host:8080"', -1)
     raw = edited.encode()
     _same(plan_split.read(raw, at_least=0), _one_process(raw))
+    assert len(parts) == 1
 
 
 def _dies(*_args: Any) -> bytes:
