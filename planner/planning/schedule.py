@@ -97,7 +97,7 @@ def _one_card_each(durations: Sequence[float], free: list[tuple[float, int]], li
     """`schedule` where every run takes one card and none waits on another (most plans,
     a hundred thousand runs at most): the same placements, in a loop of its own."""
     out: list[Placement | None] = []
-    add, replace = out.append, heapq.heapreplace
+    add, replace, new = out.append, heapq.heapreplace, tuple.__new__
     for duration in durations:
         at, card = free[0]
         start = at if at > 0.0 else 0.0
@@ -106,7 +106,7 @@ def _one_card_each(durations: Sequence[float], free: list[tuple[float, int]], li
             add(None)
         else:
             replace(free, (end, card))
-            add(Placement(start, end, (card,)))
+            add(new(Placement, (start, end, (card,))))  # Placement's own, without its call
     return out
 
 

@@ -8,12 +8,12 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from itertools import compress, repeat
-from operator import and_, attrgetter, is_not, itemgetter, not_, sub
+from operator import add, and_, attrgetter, is_not, itemgetter, not_, sub
 from pathlib import Path
 from typing import Any
 
 from planner.planning.plan import Plan, Run
-from planner.planning.schedule import schedule
+from planner.planning.schedule import Placement, schedule
 from planner.run.clock import capacity_left, hours_left, rates, run_fields
 from planner.run.journal import History, RunRecord, Workspace
 from planner.run.observe import Rate, startup_s, with_done_records
@@ -21,7 +21,7 @@ from planner.run.once import folders_present, lock_held
 from planner.run.params import run_fingerprint
 from planner.run.procs import alive
 from planner.run.slurm_trace import with_traces
-from planner.run.status_render import Fresh, expand, fits_of, render
+from planner.run.status_render import Fresh, expand, render
 
 GROUPS = ("done", "running", "pending", "failed", "blocked")
 _ID = attrgetter("id")
@@ -30,6 +30,7 @@ _DEPENDS = attrgetter("depends_on")
 _START, _END, _BUSY = attrgetter("start_h"), attrgetter("end_h"), attrgetter("busy_s")
 _KIND, _VARIANT, _STEPS = attrgetter("kind"), attrgetter("variant"), attrgetter("steps")
 _PLACED_END = itemgetter(1)
+_P_START, _P_END, _P_CARDS = attrgetter("start"), attrgetter("end"), attrgetter("cards")
 
 
 def executor_alive(ws: Workspace) -> bool:
@@ -139,16 +140,29 @@ def project(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], now_
     # Without a horizon the same runs go to the same places, unless some were left out.
     unbounded = placed if None not in placed else schedule(durations, need, n_cards,
                                                            float("inf"), after)
-    ends = [p.end for p in unbounded if p is not None]
+    ends = [p.end for p in unbounded if p is not None] if None in unbounded else \
+        list(map(_P_END, _all_placed(unbounded)))
     if ends:
         ends = [max(ends) + now_h]
     else:  # nothing left: the campaign ended when its last run did
         ends = [(rec.ended - origin) / 3600 for rec in recs.values()
                 if rec.ended is not None and origin is not None and rec.state == "finished"]
-    fits = dict(zip([*map(_ID, running), *ids],
-                    [None if p is None else (now_h + p.start, now_h + p.end, p.cards)
-                     for p in placed], strict=True))
+    at: list[tuple[float, float, tuple[int, ...]] | None]
+    if None not in placed:  # each place from now on, made in C passes
+        every = _all_placed(placed)
+        at = list(zip(map(add, repeat(now_h), map(_P_START, every)),
+                      map(add, repeat(now_h), map(_P_END, every)), map(_P_CARDS, every),
+                      strict=True))
+    else:
+        at = [None if p is None else (now_h + p.start, now_h + p.end, p.cards)
+              for p in placed]
+    fits = dict(zip([*map(_ID, running), *ids], at, strict=True))
     return Projection(pace, max(ends, default=now_h), fits)
+
+
+def _all_placed(placed: list[Placement | None]) -> list[Placement]:
+    """`placed`, known to hold no None."""
+    return placed  # type: ignore[return-value]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -194,9 +208,9 @@ def _summary(plan: Plan, hist: History, ws: Workspace, now: float | None = None
     c = plan.campaign
     startup = startup_s(plan)
     fits = proj.fits
-    runs = _rows(plan.runs, recs, groups, fits, observed, now, origin, startup, ws.workdir)
+    runs, late = _rows(plan.runs, recs, groups, fits, observed, now, origin, startup,
+                       ws.workdir)
     counted = Counter(groups.values())
-    late = [rid for rid, fits_now in map(fits_of, runs) if not fits_now]
     return {
         # The plan the journal ran, once a session has started; before that, no key.
         **({"plan": str(hist.plan["path"])} if hist.plan and hist.plan["path"] else {}),
@@ -217,10 +231,11 @@ def _summary(plan: Plan, hist: History, ws: Workspace, now: float | None = None
 def _rows(runs: list[Run], recs: dict[str, RunRecord], groups: dict[str, str],
           fits: dict[str, tuple[float, float, tuple[int, ...]] | None],
           observed: dict[str, Rate], now: float, origin: float | None, startup: float,
-          workdir: Path) -> list[dict[str, Any] | Fresh]:
-    """Each run's row. A run not started whose record, kind, variant and steps an earlier
-    one that fits shares (most of a large plan before its window) comes as `Fresh`, with
-    that one's row as its template: those are made a column at a time, in C passes."""
+          workdir: Path) -> tuple[list[dict[str, Any] | Fresh], list[str]]:
+    """Each run's row, and the runs left that no longer fit. A run not started whose
+    record, kind, variant and steps an earlier one that fits shares (most of a large plan
+    before its window) comes as `Fresh`, with that one's row as its template: those are
+    made a column at a time, in C passes."""
     ids = list(map(_ID, runs))
     records = list(map(recs.__getitem__, ids))
     states = list(map(groups.__getitem__, ids))
@@ -287,4 +302,4 @@ def _rows(runs: list[Run], recs: dict[str, RunRecord], groups: dict[str, str],
                               projected, fit, strict=True))
     for i, full in made.items():
         out[i] = full
-    return out
+    return out, list(compress(ids, map(not_, fit)))

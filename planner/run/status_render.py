@@ -34,13 +34,6 @@ def expand(row: Fresh) -> dict[str, Any]:
     return out
 
 
-def fits_of(row: dict[str, Any] | Fresh) -> tuple[str, bool]:
-    """A row's run id, and whether the run still fits (or is not left to fit)."""
-    if isinstance(row, tuple):
-        return row[1], row[6]
-    return row["id"], row["fits"]
-
-
 def observed_lines(s: dict[str, Any]) -> list[str]:
     """Observed step times per variant and the room left, once anything was observed."""
     seen = {k: v for k, v in s.get("observed", {}).items() if v["source"] != "planned"}
