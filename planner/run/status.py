@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import add, and_, attrgetter, is_not, itemgetter, not_, sub
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from planner.planning.plan import Plan, Run
 from planner.planning.schedule import Placement, schedule
@@ -29,8 +29,8 @@ _CARD = attrgetter("card")
 _DEPENDS = attrgetter("depends_on")
 _START, _END, _BUSY = attrgetter("start_h"), attrgetter("end_h"), attrgetter("busy_s")
 _KIND, _VARIANT, _STEPS = attrgetter("kind"), attrgetter("variant"), attrgetter("steps")
-_PLACED_END = itemgetter(1)
-_P_START, _P_END, _P_CARDS = attrgetter("start"), attrgetter("end"), attrgetter("cards")
+# A place's start, end and cards: a Placement's, or the tuple `Projection.fits` holds.
+_P_START, _P_END, _P_CARDS = itemgetter(0), itemgetter(1), itemgetter(2)
 
 
 def executor_alive(ws: Workspace) -> bool:
@@ -141,7 +141,7 @@ def project(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], now_
     unbounded = placed if None not in placed else schedule(durations, need, n_cards,
                                                            float("inf"), after)
     ends = [p.end for p in unbounded if p is not None] if None in unbounded else \
-        list(map(_P_END, _all_placed(unbounded)))
+        list(map(_P_END, cast(list[Placement], unbounded)))
     if ends:
         ends = [max(ends) + now_h]
     else:  # nothing left: the campaign ended when its last run did
@@ -149,7 +149,7 @@ def project(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], now_
                 if rec.ended is not None and origin is not None and rec.state == "finished"]
     at: list[tuple[float, float, tuple[int, ...]] | None]
     if None not in placed:  # each place from now on, made in C passes
-        every = _all_placed(placed)
+        every = cast(list[Placement], placed)
         at = list(zip(map(add, repeat(now_h), map(_P_START, every)),
                       map(add, repeat(now_h), map(_P_END, every)), map(_P_CARDS, every),
                       strict=True))
@@ -158,11 +158,6 @@ def project(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], now_
               for p in placed]
     fits = dict(zip([*map(_ID, running), *ids], at, strict=True))
     return Projection(pace, max(ends, default=now_h), fits)
-
-
-def _all_placed(placed: list[Placement | None]) -> list[Placement]:
-    """`placed`, known to hold no None."""
-    return placed  # type: ignore[return-value]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -244,8 +239,8 @@ def _rows(runs: list[Run], recs: dict[str, RunRecord], groups: dict[str, str],
     planned = list(map(_seconds, map(sub, ends, starts)))
     n = len(runs)
     if None not in placed:  # every run placed (most plans): a C pass each
-        ends_placed: list[float] = list(map(_PLACED_END, placed))  # type: ignore[arg-type]
-        projected: list[float | None] = list(map(round, ends_placed, repeat(6, n)))
+        every = cast(list[tuple[float, float, tuple[int, ...]]], placed)
+        projected: list[float | None] = list(map(round, map(_P_END, every), repeat(6, n)))
         fit = [True] * n
     else:
         projected = [None if p is None else round(p[1], 6) for p in placed]
