@@ -230,8 +230,12 @@ def load_measurements(path: str | Path) -> Measurements:
 def provenance(m: Measurements) -> MeasuredFrom:
     """The plan's record of a measurements file."""
     spec = m.workload.spec
-    what = (f"reference {spec.get('reference')}" if m.workload.source == "reference"
-            else f"factory {spec.get('factory')}")
+    what = (f"factory {spec.get('factory')}" if m.workload.source == "factory"
+            else f"reference {spec.get('reference')}")
+    if spec.get("reference") == "hf":
+        config = spec.get("config")
+        what = (f"transformers config {config}" if isinstance(config, str) else
+                f"transformers {(config or {}).get('model_type', '?')} config (inline)")
     return MeasuredFrom(file=m.file, device=m.device.name, device_kind=m.device.kind,
                         compute_capability=m.device.compute_capability, torch=m.torch,
                         cuda=m.cuda, dtype=m.dtype, date=m.date, workload=what,
