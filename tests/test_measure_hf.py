@@ -288,3 +288,26 @@ def test_a_headless_plan_of_an_hf_preset_loads_neither_torch_nor_transformers(
     proc = subprocess.run([sys.executable, "-c", HEADLESS, str(path), str(tmp_path / "o")],
                           capture_output=True, text=True, cwd=tmp_path)
     assert proc.stdout.strip().splitlines()[-1] == "0 []", proc.stderr
+
+
+def test_the_readme_example_is_a_valid_measurement_section(tmp_path: Path) -> None:
+    import re
+    import tomllib
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("### Any transformers architecture, from its config", 1)[1]
+    block = re.search(r"```toml\n(.*?)```", section, re.DOTALL)
+    assert block is not None
+    example = tomllib.loads(block[1])["ablation"]
+    data = shipped("ablation-3d")
+    del data["ablation"]["model"]
+    data["ablation"].update(measure=example["measure"], baseline={**example["baseline"],
+                                                                   **ENTERED},
+                            variants=[{**v, **ENTERED} for v in example["variants"]])
+    (tmp_path / "llama-1b.json").write_text(json.dumps(
+        {**LLAMA, "num_key_value_heads": 8, "max_position_embeddings": 4096}))
+    (tmp_path / "p.toml").write_text(tomli_w.dumps(data))
+    preset, source = load_preset(str(tmp_path / "p.toml"))
+    base, gqa = jobs(preset, require_spec(preset, source), source)
+    assert base.key != gqa.key and base.ignored == gqa.ignored == ["lr"]
+    assert base.seq_len == 2048
