@@ -130,6 +130,11 @@ TRIAL = "trial of the command"
 """How a figure taken by `campaign-planner trial` names its origin, after the device."""
 
 
+OUTCOME_WORDS = {"crashed": "crashed", "out-of-memory": "ran out of memory",
+                 "no-progress": "reported no progress", "measured": "measured"}
+"""A trialled configuration's outcome in words."""
+
+
 def device_label(m: Measurements) -> str:
     """The device a figure names: a trial's says it timed the preset's own command."""
     return f"{m.device.name} ({TRIAL})" if m.workload.source == "trial" else m.device.name
@@ -293,8 +298,8 @@ def apply_training(preset: Preset, training: Training, cfgs: list[Config], m: Me
     for cfg in cfgs:
         cm = measured.get(cfg.name)
         if cm is not None and cm.outcome != "measured":
-            warnings.append(f"{cfg.name}: its trial ended {cm.outcome} ({cm.reason}): no "
-                            "figure from it, its previous figures are kept")
+            warnings.append(f"{cfg.name}: its trial {OUTCOME_WORDS[cm.outcome]} "
+                            f"({cm.reason}): no figure from it; its previous figures are kept")
             out.append(cfg)
             continue
         if cm is None or (m.partial and cm.step_time is None):

@@ -48,7 +48,7 @@ class Budget:
     """No new step reported for this long (from the start, too): no progress."""
     grace_s: float = 10.0
     """Between SIGTERM and SIGKILL."""
-    poll_s: float = 0.2
+    poll_s: float = 0.1
     """How often the progress file is read."""
 
 
