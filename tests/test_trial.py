@@ -220,3 +220,15 @@ def test_an_embedding_preset_is_refused(tmp_path: Path,
                "--workdir", str(tmp_path / "work"), "--out", str(out)])
     err = capsys.readouterr().err
     assert rc == 2 and "campaign.kind" in err and not out.exists()
+
+
+def test_a_budget_in_minutes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    preset = _preset(tmp_path, {})
+    out = tmp_path / "m.toml"
+    assert _trial(tmp_path, preset, "--minutes", "0.005", "--out", str(out)) == 0
+    assert "0.005 min each after 2 warm-up" in capsys.readouterr().out
+    m = load_measurements(out)
+    assert m.workload.spec["minutes"] == 0.005 and "steps" not in m.workload.spec
+    assert m.configs[0].step_time is not None
+    env = json.loads((tmp_path / "trace" / "ok.json").read_text())
+    assert "CAMPAIGN_TRIAL_STEPS" not in env

@@ -4,6 +4,7 @@ samples, the progress file's optional fields, and NVML through a stand-in module
 from __future__ import annotations
 
 import json
+import os
 import sys
 import types
 from pathlib import Path
@@ -87,25 +88,25 @@ class FakeNvml(types.SimpleNamespace):
     def __init__(self, cards: int = 1) -> None:
         super().__init__(cards=cards, reads=0, shut=False)
 
-    def nvmlInit(self) -> None:  # noqa: N802 (NVML's names)
+    def nvmlInit(self) -> None:
         pass
 
-    def nvmlShutdown(self) -> None:  # noqa: N802
+    def nvmlShutdown(self) -> None:
         self.shut = True
 
-    def nvmlDeviceGetCount(self) -> int:  # noqa: N802
+    def nvmlDeviceGetCount(self) -> int:
         return self.cards
 
-    def nvmlDeviceGetHandleByIndex(self, i: int) -> int:  # noqa: N802
+    def nvmlDeviceGetHandleByIndex(self, i: int) -> int:
         return i
 
-    def nvmlDeviceGetName(self, h: int) -> bytes:  # noqa: N802
+    def nvmlDeviceGetName(self, h: int) -> bytes:
         return b"NVIDIA RTX A6000"
 
-    def nvmlDeviceGetCudaComputeCapability(self, h: int) -> tuple[int, int]:  # noqa: N802
+    def nvmlDeviceGetCudaComputeCapability(self, h: int) -> tuple[int, int]:
         return 8, 6
 
-    def nvmlDeviceGetMemoryInfo(self, h: int) -> types.SimpleNamespace:  # noqa: N802
+    def nvmlDeviceGetMemoryInfo(self, h: int) -> types.SimpleNamespace:
         used = min(4, 1 + self.reads) * GIB
         self.reads += 1
         return types.SimpleNamespace(total=48 * GIB, used=used)
@@ -191,3 +192,94 @@ pytorch = "2.7"
 def test_exit_words() -> None:
     assert exit_words(3) == "exited with code 3"
     assert exit_words(-9) == "killed by SIGKILL"
+
+
+def _runs(tmp_path: Path, variants: int = 0) -> tuple[list[Any], Path]:
+    script = tmp_path / "train.py"
+    script.write_text(SILENT_ON_MEMORY + "\n")
+    more = "".join(f"""
+[[ablation.variants]]
+name = "v{i}"
+changes = {{ lr = "0.{i + 2}" }}
+step_time_s = {{ value = 1.0, source = "entered" }}
+peak_memory_gib = {{ value = 10.0, source = "entered" }}
+""" for i in range(variants))
+    path = tmp_path / "p.toml"
+    path.write_text(f"""
+[campaign]
+name = "units"
+kind = "ablation"
+window_days = 3
+card = "a6000"
+cards = 2
+[ablation]
+steps = 100
+seeds = [0]
+micro_batch = 2
+command = "{sys.executable} {script} {{overrides}}"
+[ablation.baseline]
+factors = {{ lr = "0.1" }}
+step_time_s = {{ value = 1.0, source = "entered" }}
+peak_memory_gib = {{ value = 10.0, source = "entered" }}
+{more}
+[order]
+cuda = "12.6"
+pytorch = "2.7"
+""")
+    preset, source = load_preset(str(path))
+    scratch = tmp_path / "trial-u"
+    return trial_runs(preset, load_catalog(None), checkpoint_root=str(scratch / "ck"),
+                      export_root=str(scratch / "ex"), source=source), scratch
+
+
+def test_several_card_groups_take_configurations_side_by_side(tmp_path: Path) -> None:
+    runs, scratch = _runs(tmp_path, variants=2)
+    lines: list[str] = []
+    results = Trial(runs, [[0], [1]], workdir=tmp_path, scratch=scratch, campaign_id="c",
+                    budget=Budget(steps=2, skip=0, grace_s=5, poll_s=0.02),
+                    nvml=open_nvml(FakeNvml(cards=2)), say=lines.append).run()
+    assert [r.outcome for r in results] == ["measured"] * 3
+    # Both groups start one before either ends; the third waits for a free group.
+    assert lines[:2] == ["baseline: starting on card 0 (1/3)", "v0: starting on card 1 (2/3)"]
+    third = next(i for i, line in enumerate(lines) if line.startswith("v1: starting on card"))
+    assert third >= 3 and "s/step" in lines[2]
+
+
+def test_an_interrupt_stops_the_command(tmp_path: Path) -> None:
+    runs, scratch = _runs(tmp_path)
+    calls = 0
+
+    def clock() -> float:  # the trial's clock, interrupted at its fifth reading
+        nonlocal calls
+        calls += 1
+        if calls == 5:
+            raise KeyboardInterrupt
+        return float(calls)
+
+    class Watched(Trial):
+        seen: list[Any] = []
+
+        def start(self, run: Any, group: list[int]) -> bool:
+            ok = super().start(run, group)
+            self.seen.extend(a.proc for a in self.active)
+            return ok
+
+    trial = Watched(runs, [[]], workdir=tmp_path, scratch=scratch, campaign_id="c",
+                    budget=Budget(steps=10**6, grace_s=5, poll_s=0.02), clock=clock)
+    with pytest.raises(KeyboardInterrupt):
+        trial.run()
+    assert trial.active == [] and len(trial.seen) == 1
+    proc = trial.seen[0]
+    assert proc.returncode is not None
+    with pytest.raises(ProcessLookupError):
+        os.killpg(proc.pid, 0)  # nothing of its group is left
+
+
+def test_a_budget_in_minutes_counts_from_the_first_timed_report(tmp_path: Path) -> None:
+    runs, scratch = _runs(tmp_path)
+    trial = Trial(runs, [[]], workdir=tmp_path, scratch=scratch, campaign_id="c",
+                  budget=Budget(minutes=1.0, skip=1))
+    attempt = types.SimpleNamespace(samples=[Sample(100.0, 1, True), Sample(110.0, 2),
+                                             Sample(111.0, 3)])
+    assert not trial.met(attempt, 170.0)  # type: ignore[arg-type]
+    assert trial.met(attempt, 171.0)  # type: ignore[arg-type]
