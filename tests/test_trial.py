@@ -143,14 +143,14 @@ def test_crash_silence_and_out_of_memory_are_marked(tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     preset = _preset(tmp_path, {"boom": "raise", "hang": "silent", "oom": "oom"})
     out = tmp_path / "m.toml"
-    rc = _trial(tmp_path, preset, "--steps", "3", "--timeout", "1", "--out", str(out))
+    rc = _trial(tmp_path, preset, "--steps", "3", "--timeout", "3", "--out", str(out))
     printed = capsys.readouterr().out
     assert rc == 1
     m = load_measurements(out)
     got = {c.config: (c.outcome, c.reason) for c in m.configs}
     assert got["baseline"] == ("measured", "")
     assert got["boom"][0] == "crashed" and "ValueError: boom at step 3" in got["boom"][1]
-    assert got["hang"] == ("no-progress", "no progress reported within 1 s of its start")
+    assert got["hang"] == ("no-progress", "no progress reported within 3 s of its start")
     assert got["oom"][0] == "out-of-memory" and "CUDA out of memory" in got["oom"][1]
     for c in m.configs[1:]:
         assert c.step_time is None and c.memory is None
