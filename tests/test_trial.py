@@ -172,6 +172,7 @@ def test_crash_silence_and_out_of_memory_are_marked(tmp_path: Path,
     (["--minutes", "0"], "--minutes"), (["--steps", "3", "--warmup", "-1"], "--warmup"),
     (["--steps", "3", "--timeout", "0"], "--timeout"),
     (["--steps", "3", "--minutes", "1"], "trial"), ([], "trial"),
+    (["--steps", "3", "--cards", "0"], "--cards"), (["--steps", "3", "--cards", "1-0"], "--cards"),
 ])
 def test_bad_arguments_are_one_line_and_start_nothing(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str],

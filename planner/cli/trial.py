@@ -156,6 +156,9 @@ def main(argv: Sequence[str]) -> int:
     if not parent.is_dir():
         raise InputError("is not a folder", file=parent, field="--scratch")
     cards = parse_cards(args.cards) if args.cards is not None else None
+    if cards is not None and args.device == "cpu":
+        raise InputError("cards are for a trial on cards: drop --device cpu or --cards",
+                         field="--cards")
     preset, source = load_preset(args.preset)
     catalog = load_catalog(args.catalog)
     if preset.training is None:
@@ -213,12 +216,13 @@ def main(argv: Sequence[str]) -> int:
     write_atomic(out, measurements_toml(m), force=args.force)
     if not keep:
         shutil.rmtree(scratch, ignore_errors=True)
-    print(f"\nWrote {out}: {len(measured)} of {len(results)} configurations measured"
-          + f". Plan with it:\n  campaign-planner --preset "
-          f"{args.preset} --measurements {out}")
+    print(f"\nWrote {out}: {len(measured)} of {len(results)} configurations measured. Plan "
+          f"with it:\n  campaign-planner --preset {args.preset} --measurements {out}")
     if len(measured) < len(results):
         print(f"The others are marked in the file with the reason; their logs are in "
               f"{scratch / 'logs'}")
+    elif keep:
+        print(f"The trial's folder is kept: {scratch}")
     if device.kind == "cpu":
         print("Trialled on the CPU: the plan takes its memory figures and keeps the step "
               "times it had (add --use-cpu-step-times to plan with the CPU's).")
