@@ -283,3 +283,15 @@ def test_a_budget_in_minutes_counts_from_the_first_timed_report(tmp_path: Path) 
                                              Sample(111.0, 3)])
     assert not trial.met(attempt, 170.0)  # type: ignore[arg-type]
     assert trial.met(attempt, 171.0)  # type: ignore[arg-type]
+
+
+def test_a_command_that_cannot_start_is_marked_and_the_next_runs(tmp_path: Path) -> None:
+    runs, scratch = _runs(tmp_path, variants=1)
+    runs[0] = runs[0].model_copy(update={"argv": [str(tmp_path / "no-such-program")]})
+    lines: list[str] = []
+    results = Trial(runs, [[]], workdir=tmp_path, scratch=scratch, campaign_id="c",
+                    budget=Budget(steps=2, skip=0, grace_s=5, poll_s=0.02),
+                    say=lines.append).run()
+    assert [r.outcome for r in results] == ["crashed", "measured"]
+    assert results[0].reason.startswith("cannot start ") and results[0].log.is_file()
+    assert lines[2] == "v0: starting on the CPU (2/2)"
