@@ -1,6 +1,6 @@
 """`reference = "hf"`: the transformers config a preset names, read safely, and each
 configuration's factors set on it. transformers is imported only inside the functions that
-check a config; reading the file needs nothing but the standard library.
+check a config; the file is read by `planner.spec.hf_file`.
 
 `config` is a `config.json` relative to the preset's folder (or a folder holding one): a
 plain file inside it, reached without links or `..`, read without following a link; or an
@@ -28,18 +28,14 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 import re
-import stat
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
 from typing import Any
 
 from planner.errors import InputError
+from planner.spec.hf_file import locate, preset_folder, read_config
 from planner.spec.measure import MeasureSpec, Optimizer
 
-MAX_BYTES = 4 << 20
-"""Largest config.json read (real ones are a few KiB)."""
 CHECKPOINTING = ("gradient_checkpointing", "activation_checkpointing")
 SPECIAL = ("attn_implementation", *CHECKPOINTING, "seq_len", "optimizer")
 """Factors that are not config fields but change the step."""
@@ -63,8 +59,6 @@ class LoadedConfig:
     """The file to name: the config.json, or the preset for an inline table."""
     prefix: str
     """Prefix of a field's name in errors (`ablation.measure.config.` inline, "" in a file)."""
-    label: str
-    """The config in words (its file name, or `inline`)."""
     at: Where
     """The preset's `config` field."""
 
@@ -97,78 +91,14 @@ class HfSettings:
                           sort_keys=True, default=str)
 
 
-def preset_folder(source: str | None) -> Path:
-    """The folder a preset's relative paths start from (a shipped preset's own folder)."""
-    if source is None:
-        return Path.cwd()
-    path = Path(source)
-    if not path.exists() and source.startswith("presets/"):
-        from planner.spec.shipped import FOLDER
-
-        return FOLDER
-    return path.parent
-
-
 def load_config(spec: MeasureSpec, source: str | None, where: str) -> LoadedConfig:
     """The section's `config`: the inline table, or the JSON file it names."""
     assert spec.config is not None
     at = Where(source, f"{where}.config")
     if isinstance(spec.config, dict):
-        return LoadedConfig(dict(spec.config), source, f"{at.field}.", "inline", at)
-    path = _locate(preset_folder(source), spec.config, at)
-    return LoadedConfig(_read_json(path), str(path), "", path.name, at)
-
-
-def _locate(folder: Path, name: str, at: Where) -> Path:
-    """The file `name` inside `folder`, each step looked at without following links; a
-    folder stands for its config.json."""
-    rel = PurePosixPath(name)
-    if rel.is_absolute() or ".." in rel.parts or not rel.parts:
-        raise InputError(f"{name!r} must be a path inside the preset's folder ({folder}): "
-                         "relative, without `..`", file=at.file, field=at.field)
-    path = folder
-    parts = list(rel.parts)
-    while parts:
-        path = path / parts.pop(0)
-        try:
-            st = os.lstat(path)
-        except FileNotFoundError:
-            raise InputError(f"{path}: file not found (a transformers config.json, relative "
-                             "to the preset's folder)", file=at.file, field=at.field) from None
-        except OSError as exc:
-            raise InputError(f"{path}: cannot read: {exc.strerror}", file=at.file,
-                             field=at.field) from None
-        if stat.S_ISLNK(st.st_mode):
-            raise InputError(f"{path} is a link: name the file itself, inside the preset's "
-                             "folder", file=at.file, field=at.field)
-        if not parts and stat.S_ISDIR(st.st_mode):
-            parts.append("config.json")  # a model folder: its config
-        elif parts and not stat.S_ISDIR(st.st_mode):
-            raise InputError(f"{path} is not a folder", file=at.file, field=at.field)
-    if not stat.S_ISREG(os.lstat(path).st_mode):
-        raise InputError(f"{path} is not a plain file", file=at.file, field=at.field)
-    return path
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:  # replaced by a link or removed since it was looked at
-        raise InputError(f"cannot read: {exc.strerror}", file=path) from None
-    with os.fdopen(fd, "rb") as fh:
-        raw = fh.read(MAX_BYTES + 1)
-    if len(raw) > MAX_BYTES:
-        raise InputError(f"larger than {MAX_BYTES >> 20} MiB: not a config.json", file=path)
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", file=path) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
-                         file=path) from None
-    if not isinstance(data, dict):
-        raise InputError("must be a JSON object (a transformers config.json)", file=path)
-    return data
+        return LoadedConfig(dict(spec.config), source, f"{at.field}.", at)
+    path = locate(preset_folder(source), spec.config, at.file, at.field)
+    return LoadedConfig(read_config(path)[0], str(path), "", at)
 
 
 def config_class(loaded: LoadedConfig) -> tuple[str, type]:

@@ -295,7 +295,7 @@ def run(preset: Preset, catalog: Catalog, *, steps: int | None,
         try:
             cm = m.measure(job)
         except MeasureOOM as exc:
-            exc.partial = record(preset, spec, dev, configs, True, command)
+            exc.partial = record(preset, spec, dev, configs, True, command, source)
             raise
         except passthrough:
             raise
@@ -314,4 +314,4 @@ def run(preset: Preset, catalog: Catalog, *, steps: int | None,
         configs.append(cm)
         if job.key:
             by_key[job.key] = cm
-    return record(preset, spec, dev, configs, cancel.is_set(), command)
+    return record(preset, spec, dev, configs, cancel.is_set(), command, source)
