@@ -144,7 +144,7 @@ CASES: list[tuple[str, Any, list[str]]] = [
     ("unknown config field", lambda t: {"json": {**LLAMA, "num_kv_heads": 2}},
      ["llama.json: num_kv_heads: not a field of LlamaConfig"]),
     ("missing config.json", lambda t: {"measure": {"config": "configs/missing.json"}},
-     ["p.toml: ablation.measure.config:", "configs: file not found"]),
+     ["p.toml: ablation.measure.config:", "configs/missing.json: file not found"]),
     ("a link", _link, ["p.toml: ablation.measure.config:", "linked.json is a link"]),
     ("outside the folder", lambda t: {"measure": {"config": "../llama.json"}},
      ["p.toml: ablation.measure.config:", "without `..`"]),

@@ -43,8 +43,8 @@ def locate(folder: Path, name: str, file: str | None, field: str) -> Path:
         try:
             st = os.lstat(path)
         except FileNotFoundError:
-            raise InputError(f"{path}: file not found (a transformers config.json, relative "
-                             "to the preset's folder)", file=file, field=field) from None
+            raise InputError(f"{folder / name}: file not found (a transformers config.json, "
+                             "relative to the preset's folder)", file=file, field=field) from None
         except OSError as exc:
             raise InputError(f"{path}: cannot read: {exc.strerror}", file=file,
                              field=field) from None
