@@ -17,6 +17,7 @@ dependency on a job that does not exist.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -130,7 +131,7 @@ fi
 """
 
 
-def _words(values: list[int] | list[str]) -> str:
+def _words(values: Sequence[int | str]) -> str:
     return " ".join(map(str, values))
 
 
