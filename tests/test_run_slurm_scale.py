@@ -187,8 +187,8 @@ def test_the_tasks_get_a_stated_environment(tmp_path: Path) -> None:
     plan_path, out = h.slurm_export(tmp_path, h.preset(seeds=(0,), robustness=[]))
     script = (out / "campaign.sbatch").read_text()
     assert f"#SBATCH --export={','.join(EXPORT_DEFAULT)}\n" in script
-    for value, line in [("+WANDB_API_KEY,HF_TOKEN",
-                         ",".join([*EXPORT_DEFAULT, "WANDB_API_KEY", "HF_TOKEN"])),
+    for value, line in [("+HF_TOKEN,WANDB_API_KEY,MY_SETTING",
+                         ",".join([*EXPORT_DEFAULT, "HF_TOKEN", "MY_SETTING"])),
                         ("PATH,HOME", "PATH,HOME"), ("ALL", "ALL"), ("NONE", "NONE")]:
         proc = h.cli("slurm", str(plan_path), "--out", str(out), "--force", "--export", value)
         assert proc.returncode == 0, proc.stderr

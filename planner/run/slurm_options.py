@@ -38,10 +38,16 @@ LIMIT_FACTOR = 1.2
 EXPORT_DEFAULT = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "TZ", "TMPDIR",
                   "VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "PYTHONPATH",
                   "LD_LIBRARY_PATH", "HF_HOME", "HF_HUB_OFFLINE",
-                  "CAMPAIGN_PROGRESS_EVERY_S", "CAMPAIGN_LINGER_S")
+                  "CAMPAIGN_PROGRESS_EVERY_S", "CAMPAIGN_LINGER_S",
+                  "WANDB_API_KEY", "WANDB_BASE_URL", "WANDB_ENTITY", "WANDB_PROJECT",
+                  "WANDB_MODE", "WANDB_DIR", "WANDB_RUN_GROUP", "WANDB_NAME", "WANDB_RUN_ID",
+                  "WANDB_RESUME", "MLFLOW_TRACKING_URI", "MLFLOW_TRACKING_USERNAME",
+                  "MLFLOW_TRACKING_PASSWORD", "MLFLOW_TRACKING_TOKEN",
+                  "MLFLOW_EXPERIMENT_NAME", "MLFLOW_TAGS", "TENSORBOARD_LOGGING_DIR")
 """The variables of the submitting shell a task gets by default (`--export`; SLURM adds its
-own SLURM_*): what finds the software (the paths, a virtual or conda environment) and the
-task's own settings, nothing else of the login shell."""
+own SLURM_*): what finds the software (the paths, a virtual or conda environment), the
+task's own settings and the experiment trackers' (W&B, MLflow, TensorBoard), nothing else
+of the login shell."""
 
 
 def time_seconds(text: str) -> int:
