@@ -126,13 +126,12 @@ def offer(options: list[Option]) -> str:
         return ""
     o = min(priced, key=lambda o: o.cost_total or 0.0)
     hourly = (o.price_per_card_hour or 0.0) * o.cards
-    terms = [t for t in (f"SkyPilot accelerators {o.sky}" if o.sky else "",
-                         f"dstack gpu {o.dstack}, max_price {hourly:,.2f}" if o.dstack else "")
+    terms = [t for t in (f"SkyPilot {o.sky}" if o.sky else "",
+                         f"dstack {o.dstack} (max_price {hourly:,.2f})" if o.dstack else "")
              if t]
-    return (f"Cheapest offer known: {o.cards} × {o.card_name} for {o.window_days} days at "
-            f"{o.price_per_card_hour:,.2f} {o.currency}/card-hour ({o.cost_total:,.2f} in all)"
-            + (f"; as {'; '.join(terms)}" if terms else "")
-            + " (`campaign-planner sky` / `dstack` write it from the plan)")
+    return (f"Cheapest offer known: {o.card} × {o.cards}, {o.window_days} days at "
+            f"{o.price_per_card_hour:,.2f} {o.currency}/card-hour"
+            + (f"; {', '.join(terms)}" if terms else ""))
 
 
 def render(adv: Advice, top: int = 10) -> str:
