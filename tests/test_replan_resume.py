@@ -10,6 +10,7 @@ import pytest
 from planner.planning.export import read_plan
 from planner.run.journal import Workspace, fold, read_events
 from planner.run.observe import retimed_h
+from planner.run.resume import Resume
 from planner.run.params import run_fingerprint
 from planner.run.replan import replan
 from planner.run.replan_text import render
@@ -51,7 +52,7 @@ def _duration_s(result, run_id: str) -> float:
 def test_only_the_steps_after_the_checkpoint_are_packed(tmp_path: Path) -> None:
     plan, slow, ws, hist = _interrupted(tmp_path)
     result = replan(plan, hist, ws, T0 + 10.0)
-    assert result.resuming == {slow.id: 5}
+    assert result.resuming == {slow.id: Resume(5, recorded=False)}
     assert slow.id in result.remaining
     # The five steps the checkpoint holds, at the observed 0.6 s, are not run again.
     full = retimed_h(slow, result.observed["slow"]) * 3600
