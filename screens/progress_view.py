@@ -70,8 +70,12 @@ def following(plan: Plan, path: Path, hist: History, ws: Workspace) -> Follow:
     if plan_fingerprint(newer) != ran["fingerprint"]:
         return Follow(plan, path, f"`run` switched to revision {revision}; {newer_path} is "
                                   "no longer the plan it runs")
+    try:
+        shown = newer_path.relative_to(ws.workdir)
+    except ValueError:
+        shown = newer_path
     return Follow(newer, newer_path,
-                  f"Following revision {revision} ({newer_path}): `run` switched to it")
+                  f"Following revision {revision} ({shown}): `run` switched to it")
 
 
 @dataclass(frozen=True)
@@ -126,8 +130,11 @@ def view(plan: Plan, hist: History, ws: Workspace, now: float | None = None) -> 
             bars += [Bar(s, run.start_h, run.end_h, "running", name(run.id)) for s in run.card]
         elif run.id in r.remaining or run.id in r.added:
             bars += [Bar(s, run.start_h, run.end_h, "planned", name(run.id)) for s in run.card]
-    return View(c.id, r.now_h, c.usable_until_h, r.projected_end_h, n, bars, r.observed,
-                counts, [d.id for d in r.dropped])
+    # Nothing left to run: the campaign ended when its last run did, not now.
+    end = r.projected_end_h if r.running or r.remaining or r.added else \
+        max((b.end_h for b in bars if b.state == "done"), default=r.now_h)
+    return View(c.id, r.now_h, c.usable_until_h, end, n, bars, r.observed, counts,
+                [d.id for d in r.dropped])
 
 
 def timeline(v: View, width: int) -> list[str]:
@@ -153,14 +160,20 @@ def timeline(v: View, width: int) -> list[str]:
                 owner[b.slot][x] = rank[b.state]
                 shown[b.slot][x] = i
                 rows[b.slot][x] = {"done": DONE, "running": RUNNING, "planned": PLANNED}[b.state]
+    end = col(v.usable_until_h)
+    marks = {col(v.now_h), end}
     for i, b in enumerate(v.bars):
         if b.slot >= len(rows) or not b.label:
             continue
         cells = [x for x in range(cols) if shown[b.slot][x] == i]
-        if cells and len(cells) >= len(b.label) + 2 and cells[-1] - cells[0] == len(cells) - 1:
-            first = cells[0] + 1
-            rows[b.slot][first:first + len(b.label)] = list(b.label)
-    end = col(v.usable_until_h)
+        if not cells or cells[-1] - cells[0] != len(cells) - 1:
+            continue  # hidden, or cut in two by a bar drawn over it
+        # Inside the bar, a mark of its state at each end, clear of the now line and the
+        # window's end.
+        for first in range(cells[0] + 1, cells[-1] - len(b.label) + 1):
+            if not marks & set(range(first - 1, first + len(b.label) + 1)):
+                rows[b.slot][first:first + len(b.label)] = list(b.label)
+                break
     out = []
     for i, row in enumerate(rows):
         cells = list(row)
