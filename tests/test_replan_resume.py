@@ -10,10 +10,10 @@ import pytest
 from planner.planning.export import read_plan
 from planner.run.journal import Workspace, fold, read_events
 from planner.run.observe import retimed_h
-from planner.run.resume import Resume
 from planner.run.params import run_fingerprint
 from planner.run.replan import replan
 from planner.run.replan_text import render
+from planner.run.resume import Resume
 from planner.run.status import render as render_status
 from planner.run.status import summarize
 from tests.replan_support import T0, JournalWriter, preset
