@@ -165,12 +165,12 @@ def timeline(v: View, width: int) -> list[str]:
     for i, b in enumerate(v.bars):
         if b.slot >= len(rows) or not b.label:
             continue
-        cells = [x for x in range(cols) if shown[b.slot][x] == i]
-        if not cells or cells[-1] - cells[0] != len(cells) - 1:
+        mine = [x for x in range(cols) if shown[b.slot][x] == i]
+        if not mine or mine[-1] - mine[0] != len(mine) - 1:
             continue  # hidden, or cut in two by a bar drawn over it
         # Inside the bar, a mark of its state at each end, clear of the now line and the
         # window's end.
-        for first in range(cells[0] + 1, cells[-1] - len(b.label) + 1):
+        for first in range(mine[0] + 1, mine[-1] - len(b.label) + 1):
             if not marks & set(range(first - 1, first + len(b.label) + 1)):
                 rows[b.slot][first:first + len(b.label)] = list(b.label)
                 break
