@@ -49,6 +49,9 @@ def run_parser() -> Parser:
     p.add_argument("--progress-every", type=float, default=60.0, metavar="SECONDS",
                    help="journal the step a run reports (CAMPAIGN_PROGRESS) at most this "
                         "often per run (default 60)")
+    p.add_argument("--only", metavar="IDS",
+                   help="run only these runs (comma-separated ids; an evaluation with its "
+                        "run): one machine of several that each run part of the plan")
     return p
 
 
@@ -145,6 +148,8 @@ def cmd_run(argv: Sequence[str]) -> int:
         raise InputError(f"must be between 0 and {prepare.MAX_POLL_S:g} seconds",
                          field="--progress-every")
     plan, plan_path = _load(args.plan)
+    if args.only is not None:
+        plan = prepare.only(plan, args.only)
     cards = prepare.parse_cards(args.cards, plan)
     window_start = prepare.parse_time(args.window_start)
     ws = prepare.workspace(plan_path, args.workdir)
