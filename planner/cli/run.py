@@ -58,9 +58,10 @@ def run_parser() -> Parser:
 def dry_run(plan: Plan, plan_path: Path, ws: Workspace, hist: History,
             cards: list[int], present: set[str] | None = None) -> str:
     """What `run` would do now, in words; `present` as for `prepare.check`."""
+    from planner.run.live import current
     from planner.run.observe import with_done_records
     from planner.run.once import folders_present, lock_held
-    from planner.run.status import current, executor_alive, groups_of, project
+    from planner.run.status import executor_alive, groups_of, project
     from planner.run.status_render import span
 
     journalled = current(plan, hist)
