@@ -37,7 +37,7 @@ configuration is measured as the same workload as the one it matches and says so
 
 from typing import Any, Literal, Self
 
-from pydantic import Field, model_validator
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from planner.errors import InputError
 from planner.spec.base import Strict
@@ -127,6 +127,18 @@ class MeasureSpec(Strict):
         if self.reference in ("transformer", "encoder") and self.d_model % self.heads:
             raise ValueError(f"@heads: {self.heads} heads do not divide d_model {self.d_model}")
         return self
+
+    @model_serializer(mode="wrap")
+    def _without_unset_hf_fields(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # A section without `config` dumps as it did before these fields existed: the
+        # campaign id and the measurement fingerprint hash this dump.
+        out = handler(self)
+        if isinstance(out, dict):
+            if out.get("config") is None:
+                out.pop("config", None)
+            if not out.get("ignore_factors"):
+                out.pop("ignore_factors", None)
+        return out
 
 
 SETTING_FIELDS = ("d_model", "layers", "heads", "seq_len", "vocab", "ffn_mult", "norm",
