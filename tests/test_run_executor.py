@@ -4,12 +4,15 @@ status, dry run, the lock, and Ctrl-C."""
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import time
 from pathlib import Path
 
 import pytest
 
+from planner.run.observe import planned_step_s
+from tests.given_times import rewrite
 from tests.run_fixtures import harness as h
 
 
@@ -67,13 +70,22 @@ def test_run_again_reruns_nothing(finished: Path) -> None:
     assert not [e for e in h.journal(finished.parent)[before:] if e["ev"] == "started"]
 
 
-def test_status_counts_and_projection(finished: Path) -> None:
-    proc = h.cli("status", str(finished), "--json")
+def test_status_counts_and_projection(finished: Path, tmp_path: Path) -> None:
+    # The journal on given times (`tests/given_times.py`), in a copy: every step at half
+    # its planned time, however long the machine took.
+    plan = h.load(finished)
+    (tmp_path / "campaign-run").mkdir()
+    shutil.copy(finished, tmp_path / "plan.toml")
+    journal = tmp_path / "campaign-run" / "journal.jsonl"
+    shutil.copy(finished.parent / "campaign-run" / "journal.jsonl", journal)
+    rewrite(journal, plan, {v: 0.5 for v in planned_step_s(plan)}, time.time() - 10_000)
+    proc = h.cli("status", str(tmp_path), "--json")
     assert proc.returncode == 0, proc.stderr
     s = json.loads(proc.stdout)
     assert s["counts"] == {"done": 6, "running": 0, "pending": 0, "failed": 0, "blocked": 0}
-    assert s["no_longer_fit"] == [] and s["behind_s"] < 0  # seconds, where hours were planned
-    text = h.cli("status", str(finished)).stdout
+    assert s["no_longer_fit"] == [] and s["behind_s"] < 0
+    assert {v["ratio"] for v in s["observed"].values()} == {0.5}
+    text = h.cli("status", str(tmp_path)).stdout
     assert "6 done" in text and "ahead of the plan" in text
 
 
