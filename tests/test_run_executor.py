@@ -149,3 +149,27 @@ def test_ctrl_c_stops_children_and_the_next_run_resumes(tmp_path: Path) -> None:
                if len([e for e in t if e["ev"] == "start"]) == 2]
     assert len(resumed) == 2 and all([e for e in t if e["ev"] == "start"][1]["step"] > 0
                                      for t in resumed)
+
+
+def test_runs_left_running_are_adopted_with_a_line_saying_so(tmp_path: Path) -> None:
+    gate = tmp_path / "gate"  # runs hold at their first checkpoint until it exists
+    plan_path = h.make_plan(tmp_path / "p", h.preset(steps=20, step_s=0.002, every=5,
+                                                     robustness=[], gate=gate))
+    wd = plan_path.parent
+    plan = h.load(plan_path)
+    first = h.start(plan_path, out=wd / "first.out")
+    _wait_for(lambda: sum(any(e["ev"] == "ckpt" for e in t)
+                          for t in h.traces(plan, wd).values()) == 2)
+    first.send_signal(signal.SIGKILL)  # the executor alone: its runs live on
+    first.wait()
+    out = wd / "second.out"
+    second = h.start(plan_path, out=out)
+    _wait_for(lambda: out.exists() and "followed here" in out.read_text())
+    gate.touch()
+    assert second.wait(60) == 0, out.read_text()
+    lines = out.read_text().splitlines()
+    said = [line for line in lines if "still running from an earlier executor: not restarted"
+            in line]
+    assert len(said) == 1 and "adopted 2 runs" in said[0] and "Ctrl-C stops them" in said[0]
+    # It comes before anything else the executor does.
+    assert lines.index(said[0]) == 2 and not any(" started " in x for x in lines[:3])
