@@ -37,7 +37,7 @@ configuration is measured as the same workload as the one it matches and says so
 
 from typing import Any, Literal, Self
 
-from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
+from pydantic import Field, model_validator
 
 from planner.errors import InputError
 from planner.spec.base import Strict
@@ -57,6 +57,10 @@ REFERENCE_ONLY = ("d_model", "layers", "heads", "vocab", "ffn_mult", "norm", "ac
 """Sizes of the built-in references, which `reference = "hf"` takes from its config."""
 
 
+def _unset(value: object) -> bool:
+    return value is None or value == []
+
+
 class MeasureSpec(Strict):
     """How to build the workload `campaign-planner measure` times: a built-in reference
     or your own factory."""
@@ -66,11 +70,13 @@ class MeasureSpec(Strict):
     pass of an embedding encoder; `hf`: the transformers model of `config`, built with random
     weights (a training step, or an embedding campaign's forward pass). Give this or
     `factory`."""
-    config: str | dict[str, Any] | None = None
+    # A section without `config` dumps as it did before these fields existed: the campaign
+    # id and the measurement fingerprint hash this dump.
+    config: str | dict[str, Any] | None = Field(default=None, exclude_if=_unset)
     """`reference = "hf"`: a transformers `config.json`, relative to the preset's folder
     (a plain file inside it: no links, no `..`), or an inline table with `model_type` and
     the fields to set (`{ model_type = "llama", hidden_size = 2048, ... }`)."""
-    ignore_factors: list[str] = []
+    ignore_factors: list[str] = Field(default=[], exclude_if=_unset)
     """`reference = "hf"`: factors that do not change a step (learning rate, data …),
     measured as the same workload. Any other factor must be a field of the config."""
     factory: str | None = Field(default=None, pattern=FACTORY)
@@ -127,18 +133,6 @@ class MeasureSpec(Strict):
         if self.reference in ("transformer", "encoder") and self.d_model % self.heads:
             raise ValueError(f"@heads: {self.heads} heads do not divide d_model {self.d_model}")
         return self
-
-    @model_serializer(mode="wrap")
-    def _without_unset_hf_fields(self, handler: SerializerFunctionWrapHandler) -> Any:
-        # A section without `config` dumps as it did before these fields existed: the
-        # campaign id and the measurement fingerprint hash this dump.
-        out = handler(self)
-        if isinstance(out, dict):
-            if out.get("config") is None:
-                out.pop("config", None)
-            if not out.get("ignore_factors"):
-                out.pop("ignore_factors", None)
-        return out
 
 
 SETTING_FIELDS = ("d_model", "layers", "heads", "seq_len", "vocab", "ffn_mult", "norm",
