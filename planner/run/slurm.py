@@ -112,6 +112,7 @@ def sbatch_script(plan: Plan, runs: list[Run], *, name: str, workdir: Path, out_
         f"WORKDIR={shlex.quote(str(workdir))}",
         f"MANIFESTS={shlex.quote(str(out_dir / 'manifests'))}",
         f"WARN={warn}  # seconds from the warning (USR1) to the time limit",
+        f"TRACKING={int(c.tracking)}  # 1: name runs for W&B, MLflow, TensorBoard",
         _array("RUN_IDS", [r.id for r in runs]),
         _array("KINDS", [r.kind for r in runs]),
         _array("SEEDS", ["" if r.seed is None else str(r.seed) for r in runs]),
