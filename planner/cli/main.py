@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 Command = Callable[[Sequence[str]], int]
 """A subcommand's entry point: its arguments in, its exit code out."""
 
-COMMANDS = ("presets", "cards", "schema", "measure", "compare", "advise", "check", "run",
-            "status", "slurm", "corpus", "embed", "report", "replan")
+COMMANDS = ("presets", "cards", "schema", "measure", "trial", "compare", "advise", "check",
+            "run", "status", "slurm", "corpus", "embed", "report", "replan")
 """The subcommands; anything else is the plan command's arguments."""
 
 
@@ -35,7 +35,7 @@ def plan_parser() -> argparse.ArgumentParser:
         prog="campaign-planner",
         description="Plan what fits in a GPU rental window, from a preset, and export the "
                     "plan and the matching order.",
-        epilog="Other commands (each takes --help): presets, cards, schema, measure, "
+        epilog="Other commands (each takes --help): presets, cards, schema, measure, trial, "
                "compare, advise, check, corpus scan, corpus size, embed, run, status, replan, "
                "slurm, report.",
     )
@@ -189,6 +189,9 @@ def _command(name: str) -> Command:
         case "measure":
             from planner.cli import measure
             return measure.main
+        case "trial":
+            from planner.cli import trial
+            return trial.main
         case "compare":
             from planner.cli import compare
             return compare.main

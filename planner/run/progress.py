@@ -34,15 +34,39 @@ def progress_path(workdir: Path, run: Run) -> Path:
     return workdir / run.checkpoint_dir / f"{run.id}.progress.json"
 
 
-def read_step(path: Path) -> int | None:
-    """The step the file reports, or None: absent, a link, not a plain file, too long, not
-    JSON, or no whole step in it."""
+@dataclass(frozen=True)
+class Report:
+    """One reading of a progress file: the required step and the optional fields of the run
+    contract, each None when absent or not of its type."""
+
+    step: int
+    peak_memory_bytes: int | None = None
+    """The process's peak allocated memory on its device, so far."""
+    warmup: bool = False
+    """True while the steps reported are warm-up (compilation) that must not be timed."""
+    checkpoint_step: int | None = None
+    """The global step of the last checkpoint saved at the resume path."""
+    mtime: float = 0.0
+    """When the file was last written (seconds since the epoch): a report's own time."""
+
+
+def _whole(value: object, top: int = MAX_STEP) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= top:
+        return None
+    return value
+
+
+def read_report(path: Path) -> Report | None:
+    """What the file reports, or None: absent, a link, not a plain file, too long, not
+    JSON, or no whole step in it. An optional field of the wrong type is dropped, never a
+    reason to ignore the report."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             return None
         raw = os.read(fd, MAX_BYTES + 1)
     except OSError:
@@ -55,10 +79,21 @@ def read_step(path: Path) -> int | None:
         data = json.loads(raw)
     except (ValueError, RecursionError):
         return None
-    step = data.get("step") if isinstance(data, dict) else None
-    if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= MAX_STEP:
+    if not isinstance(data, dict):
         return None
-    return step
+    step = _whole(data.get("step"))
+    if step is None:
+        return None
+    warmup = data.get("warmup")
+    return Report(step=step, peak_memory_bytes=_whole(data.get("peak_memory_bytes"), 1 << 60),
+                  warmup=warmup if isinstance(warmup, bool) else False,
+                  checkpoint_step=_whole(data.get("checkpoint_step")), mtime=info.st_mtime)
+
+
+def read_step(path: Path) -> int | None:
+    """The step the file reports, or None (see `read_report`)."""
+    report = read_report(path)
+    return None if report is None else report.step
 
 
 @dataclass
