@@ -1,7 +1,8 @@
 """The trainer callbacks end to end, on CPU with the real libraries: a Hugging Face
 Trainer script (a tiny Llama from its config, random weights, nothing downloaded) and a
-Lightning script, each planned from a preset and run with `campaign-planner run`; the
-campaign is killed with SIGKILL once a run has a checkpoint, then run again.
+Lightning script, each trialled (`campaign-planner trial`), planned from the measurements
+the trial wrote, and run with `campaign-planner run`; the campaign is killed with SIGKILL
+once a run has a checkpoint, then run again.
 
 Each resumes at the global step of its last checkpoint, the run that had finished does
 not run again, `status` shows the observed step time, the W&B / MLflow / TensorBoard names
@@ -12,6 +13,7 @@ to ignore the resume path stops with an error instead of training again from ste
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import signal
@@ -21,7 +23,10 @@ import time
 from pathlib import Path
 
 import pytest
+import tomli_w
 
+from planner.cli.main import main as planner_main
+from planner.figures.measurements import load_measurements
 from tests.run_fixtures import harness as h
 
 SCRIPTS = Path(__file__).parent / "hooks_scripts"
@@ -80,12 +85,34 @@ def test_killed_mid_run_each_trainer_resumes_at_its_checkpoint(tmp_path: Path,
                                                                script: str) -> None:
     gate = tmp_path / "gate"
     command = (f"{h.PY} {SCRIPTS / script} --steps {{steps}} --save-every {SAVE_EVERY} "
-               f"--gate {gate} --gate-seed 1")
+               f"--gate {gate} --gate-seed 1 --step-seconds 0.2")
     data = h.preset(steps=STEPS, seeds=(0, 1), cards=1, command=command, variants={},
                     robustness=[])
     data["overheads"]["startup_minutes"] = 0.0
-    plan_path = h.make_plan(tmp_path / "p", data)
-    plan, wd = h.load(plan_path), plan_path.parent
+    wd = tmp_path / "p"
+    wd.mkdir()
+    preset = wd / "preset.toml"
+    preset.write_text(tomli_w.dumps(data))
+
+    # Trialled first: its step times, from the callback's reports, become the plan's.
+    measured = wd / "measurements.toml"
+    trial = subprocess.run(
+        [sys.executable, "-m", "planner", "trial", "--preset", str(preset), "--steps", "3",
+         "--warmup", "1", "--device", "cpu", "--workdir", str(wd), "--grace", "5",
+         "--out", str(measured)], env=_env(), capture_output=True, text=True, timeout=300)
+    assert trial.returncode == 0, trial.stdout + trial.stderr
+    m = load_measurements(measured)
+    (config,) = m.configs
+    assert config.outcome == "measured" and config.step_time is not None
+    assert config.step_time.steps >= 3 and config.step_time.median_s >= 0.2
+    assert not list(wd.glob("trial-*")) and not (wd / "checkpoints").exists()
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert planner_main(["--preset", str(preset), "--out", str(wd), "--created",
+                             "2026-01-01T00:00:00", "--measurements", str(measured),
+                             "--use-cpu-step-times"]) == 0
+    plan_path = wd / "plan.toml"
+    plan = h.load(plan_path)
+    assert plan.assumptions.figures[0].step_time_s.label().endswith("(trial of the command)")
     first, second = plan.runs
     log = tmp_path / "executor.out"
 

@@ -25,6 +25,10 @@ from planner.hooks import env
 from planner.hooks.files import CampaignError, move_into_place, point_at, temporary, warn
 from planner.hooks.progress import EVERY_S, ProgressFile
 
+TRIAL_MIN_S = 1.0
+"""Least time a trial's timed steps take before the run ends itself: the trial reads the
+progress file every tenth of a second, and steps faster than that need a few of its reads
+to be timed at all (until then the trial's own stop ends the run)."""
 RESUME_HINT = ("load it before training (a Trainer: trainer.train(resume_from_checkpoint="
                "campaign_resume()); Lightning: trainer.fit(..., ckpt_path=campaign_resume()); "
                "a loop: campaign.steps(<the checkpoint's step>, ...))")
@@ -53,10 +57,11 @@ class Campaign:
     def __init__(self, *, every: float = EVERY_S, warmup_steps: int = 1,
                  default_save: str | None = None, environ: Mapping[str, str] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        """`every`: seconds between progress writes; `warmup_steps`: steps after the start
-        that a trial does not time (at least 1: the first step carries start-up and lazy
-        initialisation; more for compilation), reported with `warmup`; `default_save`: where
-        `checkpoint` saves when the script runs by hand (None: nowhere)."""
+        """`every`: seconds between progress writes (a trial reports every step);
+        `warmup_steps`: steps after the start that a trial does not time (at least 1: the
+        first step carries start-up and lazy initialisation; more for compilation),
+        reported with `warmup`; `default_save`: where `checkpoint` saves when the script
+        runs by hand (None: nowhere)."""
         e = os.environ if environ is None else environ
         self.run_id = e.get(env.RUN_ID) or None
         """The run's id; None when run by hand."""
@@ -72,11 +77,15 @@ class Campaign:
             else None
         """Timed steps a trial runs before stopping itself."""
         self.warmup_steps = max(int(warmup_steps), 1)
-        self.progress = ProgressFile(e.get(env.PROGRESS) or None, every, clock)
+        # A trial times steps from the reports' write times: each step is reported.
+        self.progress = ProgressFile(e.get(env.PROGRESS) or None, 0.0 if self.trial else every,
+                                     clock)
         self.start: int | None = None
         """The global step training started from (known at the first report)."""
         self.timed_from: int | None = None
         """The step whose report started the timed part."""
+        self.timed_at = 0.0
+        self.clock = clock
         self.stop = False
         """True once a trial's budget is met: end training now, without saving."""
 
@@ -110,8 +119,10 @@ class Campaign:
         now = self.progress.step is None
         if not warm and self.timed_from is None:
             self.timed_from, now = n, True  # the timed part starts after this step
+            self.timed_at = self.clock()
         if (self.trial_steps is not None and self.timed_from is not None
-                and n - self.timed_from >= self.trial_steps and not self.stop):
+                and n - self.timed_from >= self.trial_steps and not self.stop
+                and self.clock() - self.timed_at >= TRIAL_MIN_S):
             self.stop, now = True, True
         self.progress.report(n, warmup=warm, now=now)
         return self.stop

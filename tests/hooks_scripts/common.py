@@ -17,6 +17,8 @@ def args() -> argparse.Namespace:
     p.add_argument("--gate", default="", help="held after the first checkpoint until it exists")
     p.add_argument("--gate-seed", default="", help="the seed the gate holds (others run on)")
     p.add_argument("--ignore-resume", action="store_true")
+    p.add_argument("--step-seconds", type=float, default=0.0,
+                   help="each step takes at least this long (a trial reads every 0.1 s)")
     return p.parse_args()
 
 
@@ -36,7 +38,9 @@ def trace(**fields: object) -> None:
 
 
 def hold(a: argparse.Namespace, step: int) -> None:
-    """Wait at `step` past the first checkpoint while the gate is shut (its file missing)."""
+    """Pace the step; wait at `step` past the first checkpoint while the gate is shut (its
+    file missing)."""
+    time.sleep(a.step_seconds)
     if not a.gate or step <= a.save_every or os.environ.get("CAMPAIGN_SEED") != a.gate_seed:
         return
     while not Path(a.gate).exists():
