@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -112,6 +113,8 @@ def test_a_checkpoint_ignored_is_an_error_never_a_restart(tmp_path: Path) -> Non
     with pytest.raises(CampaignError, match="CAMPAIGN_RESUME="):
         Campaign(environ=e).step(1)  # a loop reporting from its first step
     assert list(Campaign(environ=e).steps(20, 23)) == [20, 21, 22]
+    evaluation = {**e, env.RUN_KIND: "robustness"}  # handed the checkpoint it evaluates
+    assert list(Campaign(environ=evaluation).steps(0, 2)) == [0, 1]
     assert not Path(e[env.PROGRESS]).exists()
 
 
@@ -147,6 +150,19 @@ def test_a_failed_block_leaves_the_last_checkpoint(tmp_path: Path) -> None:
         raise RuntimeError("disk full")
     assert Path(e[env.RESUME_PATH]).read_text() == "old"
     assert sorted(p.name for p in Path(e[env.CHECKPOINT_DIR]).iterdir()) == ["latest"]
+
+
+def test_on_cuda_the_peak_memory_is_reported(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    cuda = SimpleNamespace(is_available=lambda: True, is_initialized=lambda: True,
+                           max_memory_allocated=lambda: 3 << 30)
+    monkeypatch.setitem(sys.modules, "torch", SimpleNamespace(cuda=cuda))
+    e = _environ(tmp_path)
+    Campaign(environ=e).step(1)
+    assert _read(Path(e[env.PROGRESS])) == {"step": 1, "peak_memory_bytes": 3 << 30}
+    cuda.is_initialized = lambda: False  # CUDA the script never started is not started here
+    Campaign(environ=e).step(2)
+    assert _read(Path(e[env.PROGRESS])) == {"step": 2}
 
 
 def test_a_progress_file_that_cannot_be_written_never_stops_training(

@@ -121,3 +121,11 @@ def test_run_env_sets_the_contract_and_tracking_only_where_asked(tmp_path: Path)
     assert tracking_env(embed, tmp_path, plan.campaign.id, {}) == {}
     assert set(tracking_env(run, tmp_path, "c", {"WANDB_NAME": ""})) == set(TRACKED) - {
         "WANDB_NAME"}
+
+
+def test_a_trial_is_not_named_as_the_run(tmp_path: Path) -> None:
+    from planner.run.trial import Budget, trial_env
+
+    plan = h.load(_plan(tmp_path))
+    got = trial_env(plan.runs[0], tmp_path / "scratch", [0], plan.campaign.id, Budget(steps=3))
+    assert not {k for k in TRACKED if got.get(k) != os.environ.get(k)}

@@ -65,6 +65,9 @@ class Campaign:
         e = os.environ if environ is None else environ
         self.run_id = e.get(env.RUN_ID) or None
         """The run's id; None when run by hand."""
+        self.kind = e.get(env.RUN_KIND) or None
+        """`train`, `robustness` (an evaluation, handed the checkpoint it evaluates) or
+        `embed`; None when run by hand."""
         self.resume = campaign_resume(e)
         """The checkpoint to load before training; None on a first start."""
         self.save_path = e.get(env.RESUME_PATH) or default_save
@@ -92,7 +95,8 @@ class Campaign:
     def begin(self, start: int) -> None:
         """Training starts at global step `start`. With a checkpoint to resume from, a start
         at 0 is an error: the run would silently throw its checkpoint away."""
-        if self.resume and start == 0:
+        # An evaluation reads its run's checkpoint: starting at 0 is what it does.
+        if self.resume and start == 0 and self.kind in (None, "train"):
             raise CampaignError(f"{env.RESUME}={self.resume} holds this run's checkpoint, but "
                                 f"training starts from step 0: {RESUME_HINT}")
         self.start = start
