@@ -25,7 +25,7 @@ Command = Callable[[Sequence[str]], int]
 """A subcommand's entry point: its arguments in, its exit code out."""
 
 COMMANDS = ("presets", "cards", "schema", "measure", "trial", "compare", "advise", "check",
-            "run", "status", "slurm", "corpus", "embed", "report", "replan")
+            "run", "status", "slurm", "corpus", "embed", "report", "replan", "sky", "dstack")
 """The subcommands; anything else is the plan command's arguments."""
 
 
@@ -37,7 +37,7 @@ def plan_parser() -> argparse.ArgumentParser:
                     "plan and the matching order.",
         epilog="Other commands (each takes --help): presets, cards, schema, measure, trial, "
                "compare, advise, check, corpus scan, corpus size, embed, run, status, replan, "
-               "slurm, report.",
+               "slurm, sky, dstack, report.",
     )
     p.add_argument("--preset", metavar="NAME|PATH",
                    help="shipped preset name (see `presets`) or a preset file; "
@@ -213,6 +213,9 @@ def _command(name: str) -> Command:
         case "replan":
             from planner.cli import replan
             return replan.main
+        case "sky" | "dstack":
+            from planner.cli import cloud
+            return cloud.sky_main if name == "sky" else cloud.dstack_main
         case _:
             from planner.cli import embed
             return embed.main
