@@ -232,7 +232,8 @@ class Executor:
         self.sampling.progress.forget(run)
         (wd / run.export_name).parent.mkdir(parents=True, exist_ok=True)
         attempt = self.record(run.id).attempts + 1
-        s = spawn(self.ws, run, cards, attempt, lock, self.plan_path, self.plan.campaign.id)
+        s = spawn(self.ws, run, cards, attempt, lock, self.plan_path, self.plan.campaign.id,
+                  self.plan.campaign.tracking)
         proc, process, resuming = s.proc, s.process, s.resuming
         self.event("started", run=run.id, attempt=attempt, cards=cards,
                    fingerprint=self.fps[run.id],

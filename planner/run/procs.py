@@ -12,6 +12,7 @@ from typing import Any
 from planner.planning.plan import Run
 from planner.run.once import lock_held, lock_path, run_lock
 from planner.run.progress import progress_path
+from planner.run.tracking import tracking_env
 
 SHIM = Path(__file__).with_name("shim.py")
 __all__ = ["SHIM", "alive", "identity", "kill_leftovers", "lock_path", "run_env",
@@ -19,10 +20,13 @@ __all__ = ["SHIM", "alive", "identity", "kill_leftovers", "lock_path", "run_env"
 
 
 def run_env(run: Run, workdir: Path, cards: list[int], attempt: int, plan_path: Path,
-            campaign_id: str) -> dict[str, str]:
-    """The run's environment: the executor's own, plus its cards and its identity."""
+            campaign_id: str, tracking: bool = True) -> dict[str, str]:
+    """The run's environment: the executor's own, plus its cards and its identity, and
+    with `tracking` its names for W&B, MLflow and TensorBoard (`planner.run.tracking`)."""
     resume = workdir / run.resume
     env = dict(os.environ)
+    if tracking:
+        env.update(tracking_env(run, workdir, campaign_id, os.environ))
     env.update({
         "CUDA_VISIBLE_DEVICES": ",".join(map(str, cards)),
         "CAMPAIGN_ID": campaign_id,
