@@ -308,7 +308,7 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
 
         preset, budget_note = with_budget(preset, card, measurements)
     if measurements is not None:
-        warnings += measured.check_matches(preset, measurements)
+        warnings += measured.check_matches(preset, measurements, source)
     c, o = preset.campaign, preset.overheads
     fp = fingerprint(preset)
     cid = campaign_id(preset, fp)
