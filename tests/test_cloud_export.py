@@ -217,3 +217,37 @@ def test_advise_names_the_cheapest_offer_in_the_launchers_terms(tmp_path, capsys
             "dstack A6000:48GB:4 (max_price 1.96)") in out
     assert main(args) == 0
     assert "Cheapest offer" not in capsys.readouterr().out
+
+
+def test_a_package_that_is_an_option_is_refused(tmp_path, capsys):
+    folder = _plan(tmp_path, "ablation-3d")
+    order = folder / "order.toml"
+    order.write_text(re.sub(r"packages = \[[^\]]*\]",
+                            'packages = ["ok", "--index-url=http://elsewhere/simple"]',
+                            order.read_text()))
+    for tool in ("sky", "dstack"):
+        assert main([tool, str(folder)]) == 2
+        _one_line_error(capsys, "order.toml", "order.environment.packages[1]")
+    assert not (folder / ".dstack.yml").exists() and not (folder / "sky.yaml").exists()
+
+
+def test_a_failed_setup_stops_dstacks_run(tmp_path, capsys):
+    """dstack joins its commands with `&&`: a setup line that fails (pip, a failed check)
+    never lets the plan run."""
+    import yaml
+
+    folder = _plan(tmp_path, "ablation-3d")
+    assert main(["dstack", str(folder)]) == 0
+    config = yaml.safe_load((folder / ".dstack.yml").read_text())
+    script = " && ".join(c.strip() for c in config["commands"])  # as dstack joins them
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    ran = tmp_path / "ran"
+    (stubs / "python3").write_text("#!/bin/sh\nexit 1\n")  # pip fails
+    (stubs / "campaign-planner").write_text(f"#!/bin/sh\necho \"$@\" >> {shlex.quote(str(ran))}\n")
+    for stub in stubs.iterdir():
+        stub.chmod(0o755)
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PATH": f"{stubs}:{os.environ['PATH']}"})
+    assert done.returncode != 0
+    assert not ran.exists()  # neither the check nor the run

@@ -90,6 +90,12 @@ def setup_lines(order: Order, card_key: str, install: str, *, shipped_card: bool
     pip = "python3 -m pip install --quiet"
     lines = ["set -euo pipefail", f"{pip} --upgrade pip",
              f"{pip} {shlex.quote(f'torch=={env.pytorch}.*')}"]
+    for i, package in enumerate(env.packages):
+        # Quoted, a word starting with `-` is still an option to pip (another index, a
+        # requirements file): a package is named, never an option.
+        if not package.strip() or package.lstrip().startswith("-"):
+            raise InputError(f"expected a package name, got {package[:60]!r}",
+                             file="order.toml", field=f"order.environment.packages[{i}]")
     if env.packages:
         lines.append(f"{pip} " + " ".join(shlex.quote(p) for p in env.packages))
     lines.append(f"{pip} {shlex.quote(install)}")

@@ -114,9 +114,11 @@ def dstack_run(launch: Launch, dstack_name: str, *, folder: str, volume: str, sp
         "working_dir": "/workflow/plan",
         "env": [f"{k}={v}" for k, v in launch.env.items()],
         "python": "3.11",
-        # dstack runs the commands as one script that stops at the first failure.
-        "commands": [*(c for c in launch.setup if c != "set -euo pipefail"),
-                     launch.run_script()],
+        # One script: dstack joins its commands with `&&`, and a multi-line command's later
+        # lines would run even after a failed setup line before it.
+        "commands": ["\n".join([*launch.setup, *(line for line in launch.run_script()
+                                                   .splitlines()
+                                                   if line != "set -euo pipefail")]) + "\n"],
         "resources": {"gpu": f"{dstack_name}:{gib:g}GB:{launch.cards}",
                       "disk": f"{launch.disk_gb}GB.."},
         "volumes": [{"name": volume, "path": MOUNT}],
