@@ -5,6 +5,7 @@ marked; bad arguments refused before anything starts."""
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -41,7 +42,10 @@ if mode == "oom":
     print("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
           file=sys.stderr)
     sys.exit(1)
-peak = {"ok": 3 * 2**30, "big": 5 * 2**30}.get(mode)
+if mode == "escape":
+    print("\\x1b[31mred\\x1b]0;a title\\x07 failure\\r", flush=True)
+    sys.exit(1)
+peak = {"ok": 3 * 2**30, "big": 5 * 2**30, "bytes-as-bits": 2**59}.get(mode)
 for step in range(1, 10**6):
     time.sleep(0.01)
     if mode == "raise" and step == 3:
@@ -173,6 +177,8 @@ def test_crash_silence_and_out_of_memory_are_marked(tmp_path: Path,
     (["--steps", "3", "--timeout", "0"], "--timeout"),
     (["--steps", "3", "--minutes", "1"], "trial"), ([], "trial"),
     (["--steps", "3", "--cards", "0"], "--cards"), (["--steps", "3", "--cards", "1-0"], "--cards"),
+    (["--steps", "3", "--warmup", "10" * 12], "--warmup"), (["--steps", "1e400"], "--steps"),
+    (["--steps", "3", "--grace", "1e300"], "--grace"),
 ])
 def test_bad_arguments_are_one_line_and_start_nothing(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str],
@@ -233,3 +239,58 @@ def test_a_budget_in_minutes(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert m.configs[0].step_time is not None
     env = json.loads((tmp_path / "trace" / "ok.json").read_text())
     assert "CAMPAIGN_TRIAL_STEPS" not in env
+
+
+def test_an_impossible_peak_and_a_terminals_escapes_never_reach_the_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    preset = _preset(tmp_path, {"huge": "bytes-as-bits", "painted": "escape"})
+    out = tmp_path / "m.toml"
+    assert _trial(tmp_path, preset, "--steps", "3", "--out", str(out)) == 1
+    printed = capsys.readouterr().out
+    assert "\x1b" not in printed and "\x07" not in printed
+    m = load_measurements(out)
+    got = {c.config: c for c in m.configs}
+    # A peak beyond any card's memory is no report: measured, without a memory figure.
+    assert got["huge"].outcome == "measured" and got["huge"].memory is None
+    assert got["painted"].reason == "exited with code 1: red failure"
+
+
+def test_a_forged_reason_with_an_escape_is_one_line(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    preset = _preset(tmp_path, {"boom": "raise"})
+    out = tmp_path / "m.toml"
+    assert _trial(tmp_path, preset, "--steps", "3", "--out", str(out)) == 1
+    text = out.read_text()
+    assert 'outcome = "crashed"' in text
+    out.write_text(re.sub(r'reason = "exited[^\n]*', r'reason = "\\u001b]0;owned\\u0007"', text))
+    capsys.readouterr()
+    assert main(["--preset", str(preset), "--measurements", str(out), "--out",
+                 str(tmp_path / "plans")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "configs[1].reason" in err and "\x1b" not in err
+    assert not (tmp_path / "plans").exists()
+
+
+def test_a_claimed_start_up_without_a_step_time_is_not_charged(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    preset = _preset(tmp_path, {})
+    out = tmp_path / "m.toml"
+    assert _trial(tmp_path, preset, "--steps", "3", "--out", str(out)) == 0
+    text = out.read_text()
+    out.write_text(re.sub(r"\[configs.step_time\][^\[]*", "", text))
+    loaded, source = load_preset(str(preset))
+    plan = plan_campaign(loaded, load_catalog(None), measurements=load_measurements(out),
+                         source=source, cpu_step_times=True)
+    assert plan.assumptions.overheads.startup_minutes == 5.0
+    assert not any(d.startswith("start-up ") for d in plan.decisions)
+
+
+def test_an_out_that_cannot_be_written_is_refused_before_the_trial(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    preset = _preset(tmp_path, {})
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    assert _trial(tmp_path, preset, "--steps", "2", "--out", str(blocker / "m.toml")) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--out" in err and "cannot be written" in err
+    assert _scratch(tmp_path) == [] and list((tmp_path / "trace").iterdir()) == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
 import shlex
 import shutil
@@ -26,6 +27,8 @@ from planner.errors import InputError
 if TYPE_CHECKING:
     from planner.run.trial import Budget
 
+MOST = 1e7
+"""Largest step count or number of seconds or minutes a trial is given (months)."""
 CARDS = re.compile(r"\s*(\d{1,4})\s*(?:-\s*(\d{1,4})\s*)?")
 
 
@@ -79,7 +82,7 @@ def parser() -> Parser:
 
 
 def _number(text: str, flag: str, *, whole: bool = False, least: float = 0.0,
-            above: bool = False) -> float:
+            above: bool = False, most: float = MOST) -> float:
     try:
         value = int(text) if whole else float(text)
     except ValueError:
@@ -88,6 +91,8 @@ def _number(text: str, flag: str, *, whole: bool = False, least: float = 0.0,
     if not math.isfinite(value) or value < least or (above and value <= least):
         raise InputError(f"must be {'more than' if above else 'at least'} {least:g}, got "
                          f"{text[:40]}", field=flag)
+    if value > most:
+        raise InputError(f"must be at most {most:g}, got {text[:40]}", field=flag)
     return value
 
 
@@ -149,6 +154,11 @@ def main(argv: Sequence[str]) -> int:
     refuse_existing([out], force=args.force)
     if out.is_dir():
         raise InputError("is a folder; give a file name", file=out, field="--out")
+    folder = next(p for p in out.absolute().parents if p.exists())
+    # Found after the trial, a folder the file cannot go into would waste it.
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(f"cannot be written: {folder} is not a folder this user can write "
+                         "into", file=out, field="--out")
     workdir = Path(args.workdir or ".").expanduser().absolute()
     if not workdir.is_dir():
         raise InputError("is not a folder", file=workdir, field="--workdir")

@@ -6,10 +6,11 @@ Torch-free: the planner reads this file to replace a preset's entered figures wi
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, field_validator
 
 from planner.errors import InputError, from_validation
 from planner.spec import bounds
@@ -151,6 +152,9 @@ class BatchChoice(Strict):
     """Whether the choice is below the preset's micro-batch."""
 
 
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
 class ConfigMeasurement(Strict):
     """One configuration (baseline or variant, or an embedding batch)."""
 
@@ -200,6 +204,14 @@ class ConfigMeasurement(Strict):
     """Why a trialled configuration gave no figure, in words."""
     trial: TrialCost | None = None
     """What its trial cost (trials only)."""
+
+    @field_validator("reason", "flags")
+    @classmethod
+    def _printable(cls, v: str | list[str]) -> str | list[str]:
+        # Shown on terminals in the plan's warnings: an escape sequence would act there.
+        if any(CONTROL.search(text) for text in ([v] if isinstance(v, str) else v)):
+            raise ValueError("holds a control character (a line break or an escape)")
+        return v
 
 
 class Measurements(Strict):

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from planner.planning.plan import Run
+from planner.spec import bounds
 
 ENV = "CAMPAIGN_PROGRESS"
 """The environment variable naming the run's progress file."""
@@ -26,6 +27,8 @@ PROGRESS_EVERY_S = 60.0
 MAX_BYTES = 4096
 """A progress file longer than this is not one."""
 MAX_STEP = 10**12
+MAX_PEAK_BYTES = int(bounds.CARD_GIB) * 2**30
+"""A peak above any card's memory is not a report (bytes counted in another unit)."""
 
 
 def progress_path(workdir: Path, run: Run) -> Path:
@@ -84,7 +87,8 @@ def read_report(path: Path) -> Report | None:
     if step is None:
         return None
     warmup = data.get("warmup")
-    return Report(step=step, peak_memory_bytes=_whole(data.get("peak_memory_bytes"), 1 << 60),
+    peak = _whole(data.get("peak_memory_bytes"), MAX_PEAK_BYTES)
+    return Report(step=step, peak_memory_bytes=peak,
                   warmup=warmup if isinstance(warmup, bool) else False,
                   checkpoint_step=_whole(data.get("checkpoint_step")), mtime=info.st_mtime)
 
