@@ -251,3 +251,60 @@ def test_a_failed_setup_stops_dstacks_run(tmp_path, capsys):
                           env={**os.environ, "PATH": f"{stubs}:{os.environ['PATH']}"})
     assert done.returncode != 0
     assert not ran.exists()  # neither the check nor the run
+
+
+def test_the_window_starts_before_the_setup(tmp_path, capsys):
+    """The window is the rental's: noted before the setup (a long pip install eats into it,
+    as into the plan's first hour), so dstack's max_duration never ends the run before
+    `run` stops gracefully. Both files' scripts run here with stand-in commands."""
+    import yaml
+
+    folder = _plan(tmp_path, "ablation-3d")
+    assert main(["sky", str(folder)]) == 0 and main(["dstack", str(folder)]) == 0
+    task = yaml.safe_load((folder / "sky.yaml").read_text())
+    config = yaml.safe_load((folder / ".dstack.yml").read_text())
+    mount, stubs = tmp_path / "campaign", tmp_path / "bin"
+    stubs.mkdir()
+    log = tmp_path / "log"
+    # pip fails unless the window's end is already noted.
+    (stubs / "python3").write_text(f"#!/bin/sh\n[ -s {mount}/.window-end ]\n")
+    (stubs / "campaign-planner").write_text(f"#!/bin/sh\necho \"$@\" >> {log}\n")
+    for stub in stubs.iterdir():
+        stub.chmod(0o755)
+    env = {**os.environ, "PATH": f"{stubs}:{os.environ['PATH']}"}
+    for scripts in ([task["setup"], task["run"]], config["commands"]):
+        log.unlink(missing_ok=True)
+        for script in scripts:
+            done = subprocess.run(["bash", "-c", script.replace("/campaign", str(mount))],
+                                  capture_output=True, text=True, timeout=60, env=env)
+            assert done.returncode == 0, done.stderr
+        assert log.read_text().splitlines()[-1].startswith("run plan.toml --workdir")
+        (mount / ".window-end").unlink()
+
+
+def test_checkpoints_off_the_bucket_are_refused(tmp_path, capsys):
+    """An absolute checkpoint root lies on the machine's own disk: a recovered job could not
+    resume from it, nor see a run's done record."""
+    preset = tmp_path / "p.toml"
+    from planner.spec.shipped import shipped
+
+    preset.write_text(shipped("ablation-3d.toml").read_text().replace(
+        "[ablation]\n", "[ablation]\ncheckpoint_root = \"/data/ckpt\"\n", 1))
+    folder = tmp_path / "plan"
+    assert main(["--preset", str(preset), "--out", str(folder), "--solver", "fast"]) == 0
+    capsys.readouterr()
+    before = sorted(p.name for p in folder.iterdir())
+    for args in (["sky"], ["sky", "--per-run"], ["dstack"]):
+        assert main([args[0], str(folder), *args[1:]]) == 2
+        _one_line_error(capsys, "plan.toml", "runs[0].checkpoint_dir", "relative")
+    assert sorted(p.name for p in folder.iterdir()) == before
+
+
+def test_per_run_jobs_never_go_through_a_link(tmp_path, capsys):
+    folder = _plan(tmp_path, "ablation-3d")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (folder / "sky-jobs").symlink_to(elsewhere)
+    assert main(["sky", str(folder), "--per-run"]) == 2
+    _one_line_error(capsys, "sky-jobs", "link")
+    assert list(elsewhere.iterdir()) == []

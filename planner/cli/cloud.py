@@ -104,7 +104,11 @@ def sky_main(argv: Sequence[str]) -> int:
     common = {"workdir": str(folder), "bucket": bucket, "spot": args.spot,
               "store": args.store}
     if args.per_run:
+        from planner.nofollow import refusal
         from planner.run.cloud import disk
+
+        if (folder / "sky-jobs").is_symlink():  # its files would land where it points
+            raise refusal(folder / "sky-jobs")
 
         jobs = [(folder / "sky-jobs" / f"{g[0].id}.yaml",
                  sky_run_task(job, name, g, disk_gb=disk(plan, args.disk_gb, g)[0], **common))

@@ -47,18 +47,25 @@ class Launch:
     price_per_hour: float | None
     currency: str
 
+    def window_start(self, *, workdir: str = MOUNT) -> list[str]:
+        """Bash lines that note the window's end on the campaign's storage, unless a
+        machine before this one did: placed before the setup, since the rented window
+        (and the plan's first hour, its stack check) starts when the machine does."""
+        seconds = math.ceil(self.window_hours * 3600)
+        end = shlex.quote(f"{workdir}/.window-end")
+        return [f"mkdir -p {shlex.quote(workdir)}",
+                f"[ -s {end} ] || echo $(( $(date +%s) + {seconds} )) > {end}"]
+
     def run_script(self, *, workdir: str = MOUNT) -> str:
         """The bash that runs the plan in the window: `run` with the plan's cards, stopped
         like a Ctrl-C (its runs get their grace to checkpoint) when the window ends. The
         window's end is kept on the campaign's storage, so a replacement machine keeps the
         first one's deadline instead of starting a new window."""
         cards = ",".join(str(c) for c in range(self.cards))
-        seconds = math.ceil(self.window_hours * 3600)
         end = shlex.quote(f"{workdir}/.window-end")
         return "\n".join([
             "set -euo pipefail",
-            f"mkdir -p {shlex.quote(workdir)}",
-            f"[ -s {end} ] || echo $(( $(date +%s) + {seconds} )) > {end}",
+            *self.window_start(workdir=workdir),
             f"left=$(( $(cat {end}) - $(date +%s) ))",
             'if [ "$left" -le 0 ]; then echo "the window has ended"; exit 0; fi',
             f"timeout --signal=INT --kill-after=120 \"$left\" campaign-planner run plan.toml "
@@ -128,6 +135,13 @@ def launch(plan: Plan, plan_path: Path, card: Card, *, install: str, shipped_car
            disk_gb: int | None = None) -> Launch:
     """The launch that runs `plan` on one machine of `plan.campaign.cards` cards."""
     c = plan.campaign
+    for i, r in enumerate(plan.runs):
+        for field, path in (("checkpoint_dir", r.checkpoint_dir), ("export_name", r.export_name)):
+            if path.startswith("/"):  # on the machine's own disk, lost with it
+                raise InputError(f"is absolute ({path[:80]}): on a cloud machine only "
+                                 f"{MOUNT} (the bucket or volume) outlives it; plan with a "
+                                 "relative checkpoint_root and export_root",
+                                 file=plan_path, field=f"runs[{i}].{field}")
     order = read_order(plan, plan_path)
     size, note = disk(plan, disk_gb)
     price = None if c.price_per_card_hour is None else round(c.price_per_card_hour * c.cards,

@@ -54,7 +54,8 @@ def sky_task(launch: Launch, sky_name: str, *, workdir: str, bucket: str, spot: 
                       "use_spot": spot, "autostop": _autostop()},
         "envs": dict(launch.env),
         "file_mounts": {MOUNT: mount},
-        "setup": "\n".join(launch.setup) + "\n",
+        "setup": "\n".join([launch.setup[0], *launch.window_start(), *launch.setup[1:]])
+        + "\n",
         "run": launch.run_script(),
     }
 
@@ -94,6 +95,7 @@ def sky_run_task(launch: Launch, sky_name: str, runs: list[Run], *, disk_gb: int
     task["resources"]["accelerators"] = {sky_name: cards}
     task["resources"]["disk_size"] = disk_gb
     task["envs"]["CAMPAIGN_RUN_ID"] = runs[0].id
+    task["setup"] = "\n".join(launch.setup) + "\n"  # a run's job keeps no window
     task["run"] = script
     return task
 
@@ -107,6 +109,7 @@ def dstack_run(launch: Launch, dstack_name: str, *, folder: str, volume: str, sp
     """The dstack task running the whole plan: the plan folder copied in, the campaign's
     network volume at MOUNT, stopped by dstack when the window ends."""
     gib = launch.card.memory_gib
+    first = [launch.setup[0], *launch.window_start()]
     config: dict[str, Any] = {
         "type": "task",
         "name": launch.campaign_id,
@@ -116,9 +119,9 @@ def dstack_run(launch: Launch, dstack_name: str, *, folder: str, volume: str, sp
         "python": "3.11",
         # One script: dstack joins its commands with `&&`, and a multi-line command's later
         # lines would run even after a failed setup line before it.
-        "commands": ["\n".join([*launch.setup, *(line for line in launch.run_script()
-                                                   .splitlines()
-                                                   if line != "set -euo pipefail")]) + "\n"],
+        "commands": ["\n".join([*first, *launch.setup[1:],
+                                *(line for line in launch.run_script().splitlines()
+                                  if line not in first)]) + "\n"],
         "resources": {"gpu": f"{dstack_name}:{gib:g}GB:{launch.cards}",
                       "disk": f"{launch.disk_gb}GB.."},
         "volumes": [{"name": volume, "path": MOUNT}],
