@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from planner.cli.main import main
 from planner.run.prepare import load_plan
 from planner.spec.catalog import load_catalog
+from planner.spec.shipped import shipped
 
 ROOT = Path(__file__).parents[1]
 CHECK = ROOT / "tests" / "cloud_check.py"
@@ -234,8 +236,6 @@ def test_a_package_that_is_an_option_is_refused(tmp_path, capsys):
 def test_a_failed_setup_stops_dstacks_run(tmp_path, capsys):
     """dstack joins its commands with `&&`: a setup line that fails (pip, a failed check)
     never lets the plan run."""
-    import yaml
-
     folder = _plan(tmp_path, "ablation-3d")
     assert main(["dstack", str(folder)]) == 0
     config = yaml.safe_load((folder / ".dstack.yml").read_text())
@@ -257,8 +257,6 @@ def test_the_window_starts_before_the_setup(tmp_path, capsys):
     """The window is the rental's: noted before the setup (a long pip install eats into it,
     as into the plan's first hour), so dstack's max_duration never ends the run before
     `run` stops gracefully. Both files' scripts run here with stand-in commands."""
-    import yaml
-
     folder = _plan(tmp_path, "ablation-3d")
     assert main(["sky", str(folder)]) == 0 and main(["dstack", str(folder)]) == 0
     task = yaml.safe_load((folder / "sky.yaml").read_text())
@@ -286,8 +284,6 @@ def test_checkpoints_off_the_bucket_are_refused(tmp_path, capsys):
     """An absolute checkpoint root lies on the machine's own disk: a recovered job could not
     resume from it, nor see a run's done record."""
     preset = tmp_path / "p.toml"
-    from planner.spec.shipped import shipped
-
     preset.write_text(shipped("ablation-3d.toml").read_text().replace(
         "[ablation]\n", "[ablation]\ncheckpoint_root = \"/data/ckpt\"\n", 1))
     folder = tmp_path / "plan"
@@ -308,3 +304,25 @@ def test_per_run_jobs_never_go_through_a_link(tmp_path, capsys):
     assert main(["sky", str(folder), "--per-run"]) == 2
     _one_line_error(capsys, "sky-jobs", "link")
     assert list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["My_Camp.v2",
+                                  "a-campaign-whose-name-is-far-longer-than-dstack-allows"])
+def test_names_follow_the_launchers_rules_whatever_the_campaigns(tmp_path, capsys, name):
+    preset = tmp_path / "p.toml"
+    text = shipped("ablation-3d.toml").read_text()
+    preset.write_text(re.sub(r'(?m)^name = "[^"]*"', f'name = "{name}"', text, count=1))
+    folder = tmp_path / "plan"
+    assert main(["--preset", str(preset), "--out", str(folder), "--solver", "fast"]) == 0
+    assert main(["sky", str(folder)]) == 0 and main(["dstack", str(folder)]) == 0
+    task = yaml.safe_load((folder / "sky.yaml").read_text())
+    config = yaml.safe_load((folder / ".dstack.yml").read_text())
+    plan_id = load_plan(str(folder))[0].campaign.id
+    bucket = task["file_mounts"]["/campaign"]["name"]
+    assert re.fullmatch(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]", bucket)
+    for dstack_name in (config["name"], config["volumes"][0]["name"]):  # dstack's own rule
+        assert re.fullmatch(r"[a-z][a-z0-9-]{1,40}", dstack_name)
+        assert dstack_name.endswith(plan_id[-6:])
+    assert config["env"] == [f"CAMPAIGN_ID={plan_id}"]
+    assert main(["dstack", str(folder), "--force", "--volume", "v" * 42]) == 2
+    _one_line_error(capsys, "--volume", "dstack")

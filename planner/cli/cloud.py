@@ -63,10 +63,15 @@ def _shown(path: Path) -> str:
 
 
 def _bucket(text: str | None, campaign_id: str, field: str) -> str:
-    from planner.run.cloud import BUCKET
+    from planner.run.cloud import BUCKET, DSTACK_NAME, resource_name
 
-    name = text if text is not None else f"campaign-{campaign_id}"[:63]
-    if not BUCKET.fullmatch(name):
+    dstack = field == "--volume"
+    name = text if text is not None else resource_name(f"campaign-{campaign_id}",
+                                                       41 if dstack else 63)
+    if dstack and not DSTACK_NAME.fullmatch(name):
+        raise InputError("expected 2 to 41 lower-case letters, digits and `-`, starting with "
+                         "a letter (dstack's rule)", field=field)
+    if not dstack and not BUCKET.fullmatch(name):
         raise InputError("expected 3 to 63 lower-case letters, digits and `-`", field=field)
     return name
 

@@ -28,6 +28,8 @@ MOUNT = "/campaign"
 BASE_DISK_GB = 100
 """Disk for the system image, the environment and the data, besides checkpoints/exports."""
 BUCKET = re.compile(r"^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$")
+DSTACK_NAME = re.compile(r"^[a-z][a-z0-9-]{1,40}$")
+"""dstack's rule for the name of a run or a volume (its server refuses any other)."""
 _VECTOR_BYTES = {"float32": 4, "float16": 2, "int8": 1, "binary": 1 / 8}
 
 
@@ -71,6 +73,18 @@ class Launch:
             f"timeout --signal=INT --kill-after=120 \"$left\" campaign-planner run plan.toml "
             f"--workdir {shlex.quote(workdir)} --cards {cards} || test $? -eq 124",
         ]) + "\n"
+
+
+def resource_name(text: str, most: int) -> str:
+    """`text` as a name the launchers take: lower-case letters, digits and `-`, starting
+    with a letter, at most `most` long; a long one keeps its last six characters (a plan
+    id's hash), so two plans' names stay apart."""
+    name = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    if not name[:1].isalpha():
+        name = f"c-{name}"
+    if len(name) > most:
+        name = f"{name[:most - 7].rstrip('-')}-{name[-6:]}"
+    return name
 
 
 def read_order(plan: Plan, plan_path: Path) -> Order:

@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 from planner.planning.plan import Plan, Run
-from planner.run.cloud import MOUNT, Launch
+from planner.run.cloud import MOUNT, Launch, resource_name
 
 PER_RUN_NOTE = (
     "each run once holds only in part with --per-run: a run's done record, on the bucket, "
@@ -112,7 +112,7 @@ def dstack_run(launch: Launch, dstack_name: str, *, folder: str, volume: str, sp
     first = [launch.setup[0], *launch.window_start()]
     config: dict[str, Any] = {
         "type": "task",
-        "name": launch.campaign_id,
+        "name": resource_name(launch.campaign_id, 41),  # dstack's rule for a run's name
         "files": [f"{folder}:/workflow/plan"],
         "working_dir": "/workflow/plan",
         "env": [f"{k}={v}" for k, v in launch.env.items()],
