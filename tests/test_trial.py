@@ -294,3 +294,11 @@ def test_an_out_that_cannot_be_written_is_refused_before_the_trial(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--out" in err and "cannot be written" in err
     assert _scratch(tmp_path) == [] and list((tmp_path / "trace").iterdir()) == []
+
+
+def test_the_plan_line_is_one_to_paste(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    preset = _preset(tmp_path, {})
+    out = tmp_path / "my measurements.toml"
+    assert _trial(tmp_path, preset, "--steps", "2", "--out", str(out)) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if "--measurements" in x)
+    assert shlex.split(line)[-2:] == ["--measurements", str(out)]

@@ -227,7 +227,8 @@ def main(argv: Sequence[str]) -> int:
     if not keep:
         shutil.rmtree(scratch, ignore_errors=True)
     print(f"\nWrote {out}: {len(measured)} of {len(results)} configurations measured. Plan "
-          f"with it:\n  campaign-planner --preset {args.preset} --measurements {out}")
+          f"with it:\n  campaign-planner --preset {shlex.quote(args.preset)} --measurements "
+          f"{shlex.quote(str(out))}")
     if len(measured) < len(results):
         print(f"The others are marked in the file with the reason; their logs are in "
               f"{scratch / 'logs'}")
