@@ -4,10 +4,15 @@ marked; bad arguments refused before anything starts."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import shlex
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +32,7 @@ mode = args.get("mode", "ok")
 trace = sys.argv[1]
 env = {k: v for k, v in os.environ.items() if k.startswith("CAMPAIGN_")}
 env["cwd"] = os.getcwd()
+env["pid"] = os.getpid()
 with open(os.path.join(trace, args.get("name", mode) + ".json"), "w") as f:
     json.dump(env, f)
 path = os.environ["CAMPAIGN_PROGRESS"]
@@ -302,3 +308,33 @@ def test_the_plan_line_is_one_to_paste(tmp_path: Path, capsys: pytest.CaptureFix
     assert _trial(tmp_path, preset, "--steps", "2", "--out", str(out)) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if "--measurements" in x)
     assert shlex.split(line)[-2:] == ["--measurements", str(out)]
+
+
+def test_a_closed_terminal_stops_the_commands(tmp_path: Path) -> None:
+    """SIGHUP (an SSH session gone) stops the trial as Ctrl-C does: nothing of the command
+    outlives it, nothing is written."""
+    preset = _preset(tmp_path, {})
+    work = tmp_path / "work"
+    work.mkdir()
+    out = tmp_path / "m.toml"
+    proc = subprocess.Popen([sys.executable, "-m", "planner", "trial", "--preset", str(preset),
+                             "--device", "cpu", "--workdir", str(work), "--grace", "5",
+                             "--minutes", "30", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    while "starting on the CPU" not in proc.stdout.readline():
+        pass
+    trace = tmp_path / "trace" / "ok.json"
+    deadline = time.monotonic() + 60
+    pid = None
+    while pid is None:  # until the command has started and said so
+        assert time.monotonic() < deadline
+        with contextlib.suppress(OSError, ValueError):
+            pid = json.loads(trace.read_text())["pid"]
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGHUP)
+    assert proc.wait(timeout=60) == 130
+    assert "stopped; nothing written" in proc.communicate()[1]
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # reaped by the trial: gone
+    assert not out.exists()

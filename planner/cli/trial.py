@@ -204,7 +204,9 @@ def main(argv: Sequence[str]) -> int:
     if idle:
         print(f"card{'s' * (len(idle) > 1)} {','.join(map(str, idle))} left idle: fewer "
               f"than a run's {per_run}", flush=True)
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    # A closed terminal (SIGHUP) stops the trial as Ctrl-C does: its commands, each in a
+    # session of its own, would otherwise outlive it on the cards.
+    previous = {s: signal.signal(s, _interrupt) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
         results = Trial(runs, groups, workdir=workdir, scratch=scratch,
                         campaign_id=campaign_id(preset),
@@ -215,7 +217,8 @@ def main(argv: Sequence[str]) -> int:
               "is left)", file=sys.stderr)
         return 130
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
         if nvml is not None:
             nvml.close()
     measured = [r for r in results if r.outcome == "measured"]
