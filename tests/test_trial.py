@@ -299,7 +299,16 @@ def test_an_out_that_cannot_be_written_is_refused_before_the_trial(
     assert _trial(tmp_path, preset, "--steps", "2", "--out", str(blocker / "m.toml")) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--out" in err and "cannot be written" in err
+    # A folder no file can be made in (procfs refuses even root).
+    assert _trial(tmp_path, preset, "--steps", "2", "--out", "/proc/m.toml") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "/proc/m.toml: --out: cannot be written" in err
+    assert _trial(tmp_path, preset, "--steps", "2", "--out", str(tmp_path / "m.toml"),
+                  "--scratch", "/proc") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "/proc: --scratch: cannot make" in err
     assert _scratch(tmp_path) == [] and list((tmp_path / "trace").iterdir()) == []
+    assert list(tmp_path.glob(".trial-probe-*")) == []
 
 
 def test_the_plan_line_is_one_to_paste(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -132,6 +132,18 @@ def card_groups(cards: list[int], per_run: int) -> list[list[int]]:
     return [cards[i:i + per_run] for i in range(0, len(cards) - per_run + 1, per_run)]
 
 
+def _writable(folder: Path, out: Path, flag: str) -> None:
+    """Refuse `out` now when its folder takes no file: found after the trial, it would
+    waste it. Tried with a file made and removed at once."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".trial-probe-", dir=folder)
+    except OSError as exc:
+        raise InputError(f"cannot be written in {folder}: {exc.strerror or exc}", file=out,
+                         field=flag) from None
+    os.close(fd)
+    os.unlink(probe)
+
+
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # the trial stops its commands on the way out
 
@@ -154,11 +166,7 @@ def main(argv: Sequence[str]) -> int:
     refuse_existing([out], force=args.force)
     if out.is_dir():
         raise InputError("is a folder; give a file name", file=out, field="--out")
-    folder = next(p for p in out.absolute().parents if p.exists())
-    # Found after the trial, a folder the file cannot go into would waste it.
-    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
-        raise InputError(f"cannot be written: {folder} is not a folder this user can write "
-                         "into", file=out, field="--out")
+    _writable(next(p for p in out.absolute().parents if p.exists()), out, "--out")
     workdir = Path(args.workdir or ".").expanduser().absolute()
     if not workdir.is_dir():
         raise InputError("is not a folder", file=workdir, field="--workdir")
@@ -187,7 +195,11 @@ def main(argv: Sequence[str]) -> int:
     idle = [c for c in (cards or []) if not any(c in g for g in groups)]
     spec = spec_of(preset)
     dtype = args.dtype or (spec.dtype if spec is not None else "bf16")
-    scratch = Path(tempfile.mkdtemp(prefix=f"trial-{preset.campaign.name}-", dir=parent))
+    try:
+        scratch = Path(tempfile.mkdtemp(prefix=f"trial-{preset.campaign.name}-", dir=parent))
+    except OSError as exc:
+        raise InputError(f"cannot make the trial's folder here: {exc.strerror or exc}",
+                         file=parent, field="--scratch") from None
     try:
         runs = trial_runs(preset, catalog, checkpoint_root=str(scratch / "checkpoints"),
                           export_root=str(scratch / "exports"), source=source)
