@@ -326,3 +326,10 @@ def test_names_follow_the_launchers_rules_whatever_the_campaigns(tmp_path, capsy
     assert config["env"] == [f"CAMPAIGN_ID={plan_id}"]
     assert main(["dstack", str(folder), "--force", "--volume", "v" * 42]) == 2
     _one_line_error(capsys, "--volume", "dstack")
+
+
+def test_a_plan_folder_with_a_colon_is_copied_whole(tmp_path, capsys, cloud_python):
+    folder = _plan(tmp_path / "runs:2026", "ablation-3d")
+    assert main(["dstack", str(folder)]) == 0
+    config = _read(cloud_python, "dstack", folder / ".dstack.yml")[str(folder / ".dstack.yml")]
+    assert config["files"] == [[str(folder), "/workflow/plan"]]

@@ -113,7 +113,8 @@ def dstack_run(launch: Launch, dstack_name: str, *, folder: str, volume: str, sp
     config: dict[str, Any] = {
         "type": "task",
         "name": resource_name(launch.campaign_id, 41),  # dstack's rule for a run's name
-        "files": [f"{folder}:/workflow/plan"],
+        # The long form: a `:` in the folder's path would split the short `local:path` one.
+        "files": [{"local_path": folder, "path": "/workflow/plan"}],
         "working_dir": "/workflow/plan",
         "env": [f"{k}={v}" for k, v in launch.env.items()],
         "python": "3.11",
