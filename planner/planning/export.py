@@ -11,7 +11,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from planner.errors import InputError, from_validation
-from planner.planning import plan_bulk, plan_cache, plan_fast, plan_split, plan_text
+from planner.planning import (
+    plan_bulk,
+    plan_cache,
+    plan_fast,
+    plan_seal,
+    plan_split,
+    plan_text,
+)
 from planner.planning.order import Order
 from planner.planning.plan import Plan
 from planner.planning.plan_rules import DERIVED_COMMANDS, value_problem
@@ -32,8 +39,9 @@ def plan_toml(plan: Plan) -> str:
     """`plan.toml` text; the same plan always gives the same bytes."""
     data = plan.model_dump(mode="json")
     runs = {name: data.pop(name) for name in RUN_TABLES if data.get(name)}
-    return HEADER_PLAN + dumps(data) + "".join(
-        plan_text.tables(name, rows) for name, rows in runs.items())
+    tables = "".join(plan_text.tables(name, rows) for name, rows in runs.items())
+    seal = plan_seal.line(len(plan.runs), len(plan.held), tables)
+    return HEADER_PLAN.removesuffix("\n") + seal + "\n" + dumps(data) + tables
 
 
 def order_toml(order: Order) -> str:
@@ -61,6 +69,9 @@ def read_plan(path: str | Path) -> Plan:
     raw = read_bytes(path)
     cached = plan_cache.load(raw)
     if cached is not None:
+        # An entry is kept under these very bytes only once they were read and checked in
+        # full, their seal too (or written here, sealed): the digest is not taken again.
+        plan_seal.check_counts(plan_seal.read(raw), len(cached.runs), len(cached.held), path)
         # A large plan is millions of objects kept for the whole command: out of the
         # collector's reach, later passes over the young objects do not walk them again.
         gc.freeze()
@@ -104,6 +115,9 @@ def _read_in_full(raw: bytes, path: str | Path) -> Plan:
         except UnicodeDecodeError:
             raise InputError("not UTF-8 text", file=path) from None
         plan = _checked(parse_toml(text, path), path)
+    # After the values' checks: an edit that breaks a field is named by its field.
+    plan_seal.check_counts(plan_seal.read(raw), len(plan.runs), len(plan.held), path)
+    plan_seal.check_digest(raw, path)
     plan_cache.store(raw, plan)
     return plan
 
