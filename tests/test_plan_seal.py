@@ -81,7 +81,7 @@ def test_a_cut_plan_is_named_as_such(tmp_path: Path, capsys: pytest.CaptureFixtu
     plan_path.write_bytes(plans[0][:_boundaries(plans[0])[3]])
     assert main(["status", str(plan_path)]) == 2
     err = capsys.readouterr().err
-    assert "header states 6 runs and 0 held, its tables hold 3 and 0" in err, err
+    assert "header states 6 runs and 0 kept aside, its tables hold 3 and 0" in err, err
     assert "cut short or spliced" in err
 
 

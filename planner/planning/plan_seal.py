@@ -5,7 +5,7 @@ A copy interrupted, or a file read while it is rewritten in place, can end exact
 run table does; TOML then reads a valid, smaller plan. Two files spliced can read as one.
 The seal is a comment line of the header, written by `export.plan_toml`:
 
-    # sealed: 12 runs and 0 held below; SHA-256 of their tables: 3f…
+    # sealed: 12 runs and 0 kept aside below; SHA-256 of their tables: 3f…
 
 The tables are the text from the first `[[runs]]` (or `[[held]]`) line to the end of the
 file, as written. A plan without the line (written before plans were sealed, or whose
@@ -21,8 +21,8 @@ from typing import NamedTuple
 
 from planner.errors import InputError
 
-_LINE = re.compile(rb"# sealed: (\d{1,9}) runs and (\d{1,9}) held below; SHA-256 of their "
-                   rb"tables: ([0-9a-f]{64})")
+_LINE = re.compile(rb"# sealed: (\d{1,9}) runs and (\d{1,9}) kept aside below; SHA-256 of "
+                   rb"their tables: ([0-9a-f]{64})")
 _STARTS = (b"\n[[runs]]\n", b"\n[[held]]\n")
 _HEAD_LINES = 8
 """The seal is among the comment lines the file starts with; no further is looked."""
@@ -42,7 +42,7 @@ class Seal(NamedTuple):
 def line(runs: int, held: int, tables: str) -> str:
     """The seal's comment line (with its line break) for these tables as written."""
     digest = hashlib.sha256(tables.encode()).hexdigest()
-    return (f"# sealed: {runs} runs and {held} held below; SHA-256 of their tables: "
+    return (f"# sealed: {runs} runs and {held} kept aside below; SHA-256 of their tables: "
             f"{digest}\n")
 
 
@@ -87,8 +87,8 @@ def check_counts(seal: Seal | None, runs: int, held: int, path: str | Path) -> N
     """The runs read are as many as the seal states."""
     if seal is None or (seal.runs, seal.held) == (runs, held):
         return
-    raise InputError(f"its header states {seal.runs} runs and {seal.held} held, its tables "
-                     f"hold {runs} and {held}: {_ADVICE}", file=path, field="runs")
+    raise InputError(f"its header states {seal.runs} runs and {seal.held} kept aside, its "
+                     f"tables hold {runs} and {held}: {_ADVICE}", file=path, field="runs")
 
 
 def unsealed(text: str) -> str:
