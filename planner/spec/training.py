@@ -8,7 +8,7 @@ from pydantic import Field, field_validator, model_validator
 from planner.spec import bounds
 from planner.spec.base import SLUG, Strict
 from planner.spec.costs import Figure
-from planner.spec.factors import FactorValue, check_factors
+from planner.spec.factors import FactorValue, check_factors, disguised_configs
 from planner.spec.measure import MeasureSpec
 from planner.spec.model_size import ModelSize
 from planner.spec.paths import NAME_CHARS, check_root
@@ -172,6 +172,15 @@ class Training(Strict):
             raise ValueError(f"@sweeps: with the sweeps' {len(made)} variants there would be "
                              f"{len(hand) + len(made)}; at most {MAX_VARIANTS} are planned")
         return self.model_copy(update={"variants": [*hand, *made]})
+
+    @model_validator(mode="after")
+    def _distinct_configs(self) -> Self:
+        # After the sweeps' expansion: their variants are judged with the hand-written ones.
+        problem = disguised_configs(self.baseline.factors,
+                                    [(v.name, v.changes) for v in self.variants])
+        if problem:
+            raise ValueError(problem)
+        return self
 
     @model_validator(mode="after")
     def _batch_rule(self) -> Self:
