@@ -238,7 +238,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The output could not be written (a full disk, a terminal gone): one line, and
         # what is still buffered is dropped so that the exit does not fail on it again.
         _drop_stdout()
-        print(f"campaign-planner: error: cannot write the output: {exc.strerror or exc}",
+        what = exc.filename if exc.filename is not None else "the output"
+        print(f"campaign-planner: error: cannot write {what}: {exc.strerror or exc}",
               file=sys.stderr)
         return 1
 

@@ -195,8 +195,12 @@ def locked(ws: Workspace) -> Iterator[None]:
                 holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
                 raise InputError(f"another executor (pid {holder}) is running this working "
                                  f"directory", file=ws.workdir) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        except OSError as exc:  # a full disk: the lock is held, its holder's pid not written
+            raise InputError(f"cannot write the executor's lock: {exc.strerror or exc}",
+                             file=ws.lock) from None
         yield
     finally:
         os.close(fd)
