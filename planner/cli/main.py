@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from planner.cli.args import Parser, add_what_if, contact_of, created_at, what_if
 from planner.errors import InputError
+from planner.spec.printable import shown
 
 if TYPE_CHECKING:
     from planner.planning.packing import Solver
@@ -225,8 +226,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _command(args[0])(args[1:])
         return cmd_plan(args)
     except InputError as exc:
-        # One line, whatever the input held: a line break in a value is shown escaped.
-        message = str(exc).replace("\r", "\\r").replace("\n", "\\n")
+        # One line, whatever the input held: a line break or an escape in a value is
+        # shown escaped (`printable`).
+        message = shown(str(exc))
         print(f"campaign-planner: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -35,9 +35,15 @@ RUN_TABLES = ("runs", "held")
 """Arrays of runs, written one compact table per run (`plan_text`)."""
 
 
-def plan_toml(plan: Plan) -> str:
-    """`plan.toml` text; the same plan always gives the same bytes."""
+def plan_toml(plan: Plan, path: str | Path | None = None) -> str:
+    """`plan.toml` text; the same plan always gives the same bytes. A plan its reading
+    would refuse (a control character in a name from an input the planner took as it
+    was) is refused here, naming `path` and the field: nothing is written, and the cache
+    of checked plans never holds it."""
     data = plan.model_dump(mode="json")
+    problem = value_problem(data)
+    if problem:
+        raise InputError(problem[1], file=path, field=problem[0])
     runs = {name: data.pop(name) for name in RUN_TABLES if data.get(name)}
     tables = "".join(plan_text.tables(name, rows) for name, rows in runs.items())
     seal = plan_seal.line(len(plan.runs), len(plan.held), tables)
@@ -55,7 +61,7 @@ def write_exports(out_dir: str | Path, plan: Plan, order: Order, *,
     list) moved in beside them, as a unit: all are replaced, or none (a full disk, a file
     that would be overwritten without `force`)."""
     out = Path(out_dir).expanduser()  # as given: a relative folder is shown relative
-    text = plan_toml(plan)
+    text = plan_toml(plan, out / "plan.toml")
     targets = [(out / "plan.toml", text), (out / "order.toml", order_toml(order))]
     moves = [(out / p.name, p) for p in extra]
     replace_together(out, targets, moves, force=force)

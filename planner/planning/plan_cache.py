@@ -46,6 +46,7 @@ _RULES = ("planning/plan_cache.py", "planning/plan_fast.py", "planning/plan_head
           "planning/plan.py",
           "planning/plan_embedding.py", "planning/plan_rules.py", "planning/plan_text.py",
           "planning/export.py", "spec/paths.py", "spec/templates.py", "spec/bounds.py",
+          "spec/printable.py",
           "spec/base.py", "spec/preset.py")
 
 

@@ -1,7 +1,7 @@
 """The training workload (ablation and adaptation): baseline, one-factor variants, seeds."""
 
 import operator
-from typing import Annotated, Literal, Self
+from typing import Annotated, ClassVar, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
@@ -77,6 +77,8 @@ class Variant(Costed):
 class Robustness(Strict):
     """An extra evaluation run on trained checkpoints, scheduled after all training."""
 
+    SCRIPTS: ClassVar[frozenset[str]] = frozenset({"command"})
+
     name: str = Field(pattern=SLUG, max_length=NAME_CHARS)
     """Control name, used in run ids; at most 64 characters."""
     eval_minutes: float = Field(gt=0, le=bounds.MINUTES)
@@ -97,6 +99,8 @@ class Robustness(Strict):
 
 class Training(Strict):
     """An ablation matrix: a kept baseline, one-factor variants, repeated over seeds."""
+
+    SCRIPTS: ClassVar[frozenset[str]] = frozenset({"command"})
 
     steps: int = Field(ge=1, le=bounds.STEPS)
     """Optimizer steps per run."""
