@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 Command = Callable[[Sequence[str]], int]
 """A subcommand's entry point: its arguments in, its exit code out."""
 
-COMMANDS = ("presets", "cards", "schema", "measure", "compare", "advise", "check", "run",
-            "status", "slurm", "corpus", "embed", "report", "replan")
+COMMANDS = ("presets", "cards", "schema", "measure", "trial", "compare", "advise", "check",
+            "run", "status", "slurm", "corpus", "embed", "report", "replan", "sky", "dstack")
 """The subcommands; anything else is the plan command's arguments."""
 
 
@@ -36,9 +36,9 @@ def plan_parser() -> argparse.ArgumentParser:
         prog="campaign-planner",
         description="Plan what fits in a GPU rental window, from a preset, and export the "
                     "plan and the matching order.",
-        epilog="Other commands (each takes --help): presets, cards, schema, measure, "
+        epilog="Other commands (each takes --help): presets, cards, schema, measure, trial, "
                "compare, advise, check, corpus scan, corpus size, embed, run, status, replan, "
-               "slurm, report.",
+               "slurm, sky, dstack, report.",
     )
     p.add_argument("--preset", metavar="NAME|PATH",
                    help="shipped preset name (see `presets`) or a preset file; "
@@ -190,6 +190,9 @@ def _command(name: str) -> Command:
         case "measure":
             from planner.cli import measure
             return measure.main
+        case "trial":
+            from planner.cli import trial
+            return trial.main
         case "compare":
             from planner.cli import compare
             return compare.main
@@ -211,6 +214,9 @@ def _command(name: str) -> Command:
         case "replan":
             from planner.cli import replan
             return replan.main
+        case "sky" | "dstack":
+            from planner.cli import cloud
+            return cloud.sky_main if name == "sky" else cloud.dstack_main
         case _:
             from planner.cli import embed
             return embed.main

@@ -103,8 +103,9 @@ FIELDS: dict[str, dict[str, Any]] = {
 OPTIONAL: dict[str, dict[str, Any]] = {
     "executor": {"pid": int},
     "started": {"pid": int, "pstart": int, "boot": str, "token": _TOKEN},
-    "checkpointed": {"mtime": _TIME},
-    "exited": {"code": int},
+    "progress": {"at": _TIME, "checkpoint_step": int},
+    "checkpointed": {"mtime": _TIME, "step": int},
+    "exited": {"code": int, "reason": str},
 }
 """Fields that may be absent or null, but have this type when present."""
 INT_LIMIT = 2**31
@@ -210,6 +211,8 @@ class RunRecord:
     attempts: int = 0
     failures: int = 0
     exit_code: int | None = None
+    reason: str = ""
+    """Why the executor failed the run itself (it ignored its resume path), or empty."""
     first_start: float | None = None
     started: float | None = None
     ended: float | None = None
@@ -266,6 +269,7 @@ class History:
         elif ev == "exited":
             outcome = e["outcome"]
             r.exit_code, r.ended = e.get("code"), e["t"]
+            r.reason = str(e.get("reason") or "")
             r.busy_s += e["t"] - (r.started or e["t"])
             r.failures += outcome in ("retry", "failed")
             r.state = {"finished": "finished", "failed": "failed",

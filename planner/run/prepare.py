@@ -58,6 +58,17 @@ def workspace(plan_path: Path, workdir: str | None) -> Workspace:
     return Workspace(wd)
 
 
+def only(plan: Plan, text: str) -> Plan:
+    """The plan restricted to the runs named in `text` (`--only`), in plan order."""
+    wanted = [w.strip() for w in text.split(",")]
+    known = {r.id for r in plan.runs}
+    for w in wanted:
+        if w not in known:
+            raise InputError(f"no run {w[:80]!r} in the plan", field="--only")
+    keep = set(wanted)
+    return plan.model_copy(update={"runs": [r for r in plan.runs if r.id in keep]})
+
+
 def parse_cards(text: str | None, plan: Plan) -> list[int]:
     """`0,1,2,3` or `0-3` into card indices; default: as many as the plan rents."""
     if text is None:

@@ -35,10 +35,15 @@ def expand(row: Fresh) -> dict[str, Any]:
 
 
 def observed_lines(s: dict[str, Any]) -> list[str]:
-    """Observed step times per variant and the room left, once anything was observed."""
-    seen = {k: v for k, v in s.get("observed", {}).items() if v["source"] != "planned"}
-    if not s["started"] or not seen:
+    """Observed step times per variant and the room left, once anything was observed;
+    `not yet` once the window started but no run has two progress samples yet."""
+    every = s.get("observed", {})
+    seen = {k: v for k, v in every.items() if v["seconds_per_step"] is not None}
+    if not s["started"] or not every:
         return []
+    if not seen:
+        return ["Observed  not yet: a step time needs two progress samples of one run "
+                "(planned step times assumed)"]
     rates = " · ".join(f"{k} {v['seconds_per_step']:.3g} s/step ({v['ratio']:.2f}×"
                        f"{'' if v['source'] == 'observed' else ', campaign ratio'})"
                        for k, v in seen.items())
@@ -56,7 +61,8 @@ def pace_cell(r: dict[str, Any]) -> str:
     if r.get("state") == "running" and r.get("progress"):
         parts.append(f"step {r['step']}/{r['steps']} ({r['progress']})")
     if r.get("resumes_from_step"):
-        parts.append(f"resumes from step {r['resumes_from_step']}/{r['steps']} at least")
+        parts.append(f"resumes from step {r['resumes_from_step']}/{r['steps']}"
+                     + ("" if r.get("resumes_recorded") else " at least"))
     if r.get("observed_s_per_step") is not None and r.get("planned_s_per_step"):
         parts.append(f"{r['observed_s_per_step']:.3g} s/step, planned "
                      f"{r['planned_s_per_step']:.3g}")
@@ -90,6 +96,8 @@ def _around(r: dict[str, Any]) -> tuple[str, str]:
     if state == "pending" and r["detail"] in ("retrying", "interrupted", "running"):
         state = "retrying" if r["detail"] == "retrying" else "to resume"
     code = f" exit {r['exit_code']}" if r["state"] == "failed" else ""
+    if r["state"] == "failed" and r.get("reason"):
+        code = f" ({r['reason']})"
     figures = r.get("progress") or r.get("resumes_from_step") \
         or r.get("observed_s_per_step") is not None
     return (f"{state:<11} {r['attempts']:>5}  ",
