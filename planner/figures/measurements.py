@@ -263,6 +263,10 @@ def provenance(m: Measurements) -> MeasuredFrom:
     what = (f"reference {spec.get('reference')}" if m.workload.source == "reference"
             else "trial of the command" if m.workload.source == "trial"
             else f"factory {spec.get('factory')}")
+    if m.workload.source == "reference" and spec.get("reference") == "hf":
+        config = spec.get("config")
+        what = (f"transformers config {config}" if isinstance(config, str) else
+                f"transformers {(config or {}).get('model_type', '?')} config (inline)")
     return MeasuredFrom(file=m.file, device=m.device.name, device_kind=m.device.kind,
                         compute_capability=m.device.compute_capability, torch=m.torch,
                         cuda=m.cuda, dtype=m.dtype, date=m.date, workload=what,

@@ -137,6 +137,13 @@ class Executor:
                          f"earlier executor")
                 self.active[rid] = Active(run, rec.attempts, rec.cards, rec.process, None,
                                           rec.started or 0.0, self.sampling.checkpoint_mtime(run))
+        adopted = sum(a.proc is None for a in self.active.values())
+        if adopted:
+            # One line on what adopting means, whatever the lines above it said.
+            them = ("1 run", "it", "its") if adopted == 1 else (f"{adopted} runs", "them",
+                                                                "their")
+            self.say(f"adopted {them[0]} still running from an earlier executor: not "
+                     f"restarted, followed here to {them[2]} end (Ctrl-C stops {them[1]} too)")
 
     def dependency(self, run: Run) -> str:
         """`ok`, `wait`, or why the run can never start."""
@@ -233,7 +240,8 @@ class Executor:
         self.sampling.progress.forget(run)
         (wd / run.export_name).parent.mkdir(parents=True, exist_ok=True)
         attempt = self.record(run.id).attempts + 1
-        s = spawn(self.ws, run, cards, attempt, lock, self.plan_path, self.plan.campaign.id)
+        s = spawn(self.ws, run, cards, attempt, lock, self.plan_path, self.plan.campaign.id,
+                  self.plan.campaign.tracking)
         proc, process, resuming = s.proc, s.process, s.resuming
         self.event("started", run=run.id, attempt=attempt, cards=cards,
                    fingerprint=self.fps[run.id],

@@ -16,24 +16,29 @@ import signal
 from pathlib import Path
 from typing import Any
 
+from planner.hooks.env import RUN_TOKEN
 from planner.planning.plan import Run
 from planner.run.once import lock_held, lock_path, run_lock
 from planner.run.progress import progress_path
+from planner.run.tracking import tracking_env
 
 SHIM = Path(__file__).with_name("shim.py")
 __all__ = ["SHIM", "TOKEN_ENV", "alive", "identity", "kill_leftovers", "lock_path", "ours",
            "run_env", "run_lock", "signal_group"]
 
-TOKEN_ENV = "CAMPAIGN_RUN_TOKEN"
+TOKEN_ENV = RUN_TOKEN
 """The variable carrying the attempt's token (the one its journal line and exit record
 name): what ties a live process to one attempt of one run."""
 
 
 def run_env(run: Run, workdir: Path, cards: list[int], attempt: int, plan_path: Path,
-            campaign_id: str, token: str = "") -> dict[str, str]:
-    """The run's environment: the executor's own, plus its cards and its identity."""
+            campaign_id: str, tracking: bool = True, token: str = "") -> dict[str, str]:
+    """The run's environment: the executor's own, plus its cards and its identity, and
+    with `tracking` its names for W&B, MLflow and TensorBoard (`planner.run.tracking`)."""
     resume = workdir / run.resume
     env = dict(os.environ)
+    if tracking:
+        env.update(tracking_env(run, workdir, campaign_id, os.environ))
     env.update({
         "CUDA_VISIBLE_DEVICES": ",".join(map(str, cards)),
         "CAMPAIGN_ID": campaign_id,

@@ -23,10 +23,11 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from planner.hooks.env import PROGRESS
 from planner.planning.plan import Run
 
-ENV = "CAMPAIGN_PROGRESS"
-"""The environment variable naming the run's progress file."""
+ENV = PROGRESS
+"""The environment variable naming the run's progress file (`planner.hooks.env`)."""
 PROGRESS_EVERY_S = 60.0
 """Seconds between two journalled samples of one run, once it has a step time."""
 EARLY_S = 5.0

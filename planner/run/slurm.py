@@ -88,6 +88,7 @@ def sbatch_script(plan: Plan, *, name: str, main_count: int, paths: dict[str, Pa
         f"NFIELDS={len(FIELDS)}",
         f"MAIN_RUNS={main_count}  # the table's first rows: the training runs",
         f"WARN_DEFAULT={warn}  # seconds from the warning (USR1) to the time limit",
+        f"TRACKING={int(c.tracking)}  # 1: name runs for W&B, MLflow, TensorBoard",
     ]
     main = EVAL_MAIN if evaluations else TRAIN_MAIN
     return "\n".join(head) + "\n\n" + "\n".join(body) + "\n" + FUNCTIONS + READ + main

@@ -150,6 +150,24 @@ sampler() {  # beside an attempt: its first, newest and checkpointed steps, into
   done
 }
 
+# Runs named for W&B, MLflow and TensorBoard (planner/run/tracking.py says why these),
+# each variable only where the submitting user's environment does not set it: that is
+# read once, before any run of this task sets one.
+USER_TRACKING=" "
+for v in WANDB_RUN_GROUP WANDB_NAME WANDB_RUN_ID WANDB_RESUME MLFLOW_EXPERIMENT_NAME \
+    MLFLOW_TAGS TENSORBOARD_LOGGING_DIR; do
+  [[ -v "$v" ]] && USER_TRACKING+="$v "
+done
+track() { [[ "$USER_TRACKING" == *" $1 "* ]] || export "$1=$2"; }
+tracking() {
+  [[ "${TRACKING:-1}" == 1 && "$KIND" != embed ]] || return 0
+  track WANDB_RUN_GROUP "$CAMPAIGN_ID"; track WANDB_NAME "$RUN_ID"
+  track WANDB_RUN_ID "$RUN_ID"; track WANDB_RESUME allow
+  track MLFLOW_EXPERIMENT_NAME "$CAMPAIGN_ID"
+  track MLFLOW_TAGS "{\"mlflow.runName\": \"$RUN_ID\"}"
+  track TENSORBOARD_LOGGING_DIR "$CKPT/tensorboard/$RUN_ID"
+}
+
 LINGER="${CAMPAIGN_LINGER_S:-60}"; [[ "$LINGER" =~ ^[0-9]{1,6}$ ]] || LINGER=60
 MARGIN=$((WARN / 10)); (( MARGIN > 15 )) && MARGIN=15
 GRACE=$((WARN - MARGIN))
@@ -243,6 +261,7 @@ run_locked() {
   export CAMPAIGN_SEED="$SEED" CAMPAIGN_CHECKPOINT_DIR="$CKPT"
   export CAMPAIGN_RESUME_PATH="$RESUME" CAMPAIGN_EXPORT="$EXPORT"
   export CAMPAIGN_PROGRESS="$CKPT/$RUN_ID.progress.json"
+  tracking
   # Failures (time limits included) so far in this job: requeues keep the count, so a run
   # that never finishes is not requeued forever; a new submission starts afresh.
   local failures="${SLURM_RESTART_COUNT:-0}" attempt=0 code slot job count sampling outcome

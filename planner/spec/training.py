@@ -127,6 +127,13 @@ class Training(Strict):
     """Robustness controls: extra evaluations, scheduled last (at most 100)."""
     max_retries: int = Field(default=1, ge=0, le=1000)
     """How often the executor retries a failed run before marking it failed."""
+    # Left out of the canonical form while on: a preset keeps the campaign id it had.
+    tracking: bool = Field(default=True, exclude_if=operator.truth)
+    """Name each run for W&B, MLflow and TensorBoard: `run` and the SLURM task set
+    WANDB_RUN_GROUP (the campaign id), WANDB_NAME and WANDB_RUN_ID (the run id),
+    WANDB_RESUME=allow, MLFLOW_EXPERIMENT_NAME (the campaign id), MLFLOW_TAGS (the run id as
+    `mlflow.runName`) and TENSORBOARD_LOGGING_DIR (`<checkpoint folder>/tensorboard/<run
+    id>`), each only where the environment does not set it already. `false`: none."""
     command: str
     """Command for one run, with placeholders such as {run_id}, {seed}, {overrides},
     {factors[name]}, {checkpoint_dir}, {resume}, {micro_batch}, {accumulation}."""
