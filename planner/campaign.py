@@ -68,6 +68,8 @@ def fingerprint(preset: Preset) -> str:
             for cmd in (part, *part.get("robustness", [])):
                 if cmd.get("shell") is False:
                     del cmd["shell"]
+            # How runs are named for trackers is no part of what the campaign computes.
+            part.pop("tracking", None)
     canon = json.dumps(data, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canon.encode()).hexdigest()
 
@@ -306,7 +308,7 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
 
         preset, budget_note = with_budget(preset, card, measurements)
     if measurements is not None:
-        warnings += measured.check_matches(preset, measurements)
+        warnings += measured.check_matches(preset, measurements, source)
     c, o = preset.campaign, preset.overheads
     fp = fingerprint(preset)
     cid = campaign_id(preset, fp)
@@ -327,6 +329,7 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
         cards=c.cards, window_hours=c.hours, usable_hours=round(usable, 4),
         usable_from_h=offset, usable_until_h=until, fingerprint=fp,
         price_per_card_hour=price, currency=c.currency,
+        tracking=preset.training.tracking if preset.training is not None else True,
     )
     on = figures_on(preset, catalog, estimate, source)
     if preset.embedding is not None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from planner.cli.args import Parser, add_what_if, contact_of, created_at, what_if
 from planner.errors import InputError
+from planner.spec.printable import shown
 
 if TYPE_CHECKING:
     from planner.planning.packing import Solver
@@ -231,8 +232,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _command(args[0])(args[1:])
         return cmd_plan(args)
     except InputError as exc:
-        # One line, whatever the input held: a line break in a value is shown escaped.
-        message = str(exc).replace("\r", "\\r").replace("\n", "\\n")
+        # One line, whatever the input held: a line break or an escape in a value is
+        # shown escaped (`printable`).
+        message = shown(str(exc))
         print(f"campaign-planner: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -244,7 +246,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The output could not be written (a full disk, a terminal gone): one line, and
         # what is still buffered is dropped so that the exit does not fail on it again.
         _drop_stdout()
-        print(f"campaign-planner: error: cannot write the output: {exc.strerror or exc}",
+        what = exc.filename if exc.filename is not None else "the output"
+        print(f"campaign-planner: error: cannot write {what}: {exc.strerror or exc}",
               file=sys.stderr)
         return 1
 

@@ -25,6 +25,7 @@ from planner.errors import InputError
 from planner.figures.scaling import analytic_step_time, planned_on, scale_step_time
 from planner.spec.catalog import Card, Catalog
 from planner.spec.costs import Estimate, Figure
+from planner.spec.hf_file import config_changed
 from planner.spec.matrix import Config, memory_budget
 from planner.spec.measure import MeasureSpec
 from planner.spec.preset import Preset, Training
@@ -88,8 +89,9 @@ def trial_fingerprint(preset: Preset) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def check_matches(preset: Preset, m: Measurements) -> list[str]:
-    """Refuse measurements of another workload; warnings for lesser mismatches."""
+def check_matches(preset: Preset, m: Measurements, source: str | None = None) -> list[str]:
+    """Refuse measurements of another workload; warnings for lesser mismatches. `source`:
+    the preset's file, beside which a transformers config file is looked for."""
     if m.kind != preset.campaign.kind:
         raise InputError(f"measured a {m.kind} campaign, the preset is {preset.campaign.kind}",
                          file=m.file, field="kind")
@@ -102,7 +104,10 @@ def check_matches(preset: Preset, m: Measurements) -> list[str]:
         raise InputError("measured with other workload settings (measurement section, "
                          "micro-batch, accumulation) than the preset's: measure again",
                          file=m.file, field="workload.fingerprint")
-    warnings: list[str] = []
+    spec = spec_of(preset)
+    warnings = (config_changed(spec.config, m.workload.spec.get("config_sha256"), source,
+                               f"{preset.campaign.kind}.measure.config", m.file)
+                if spec is not None and spec.reference == "hf" else [])
     if preset.training is not None:
         t = preset.training
         wanted = {"baseline": t.baseline.factors,

@@ -6,11 +6,10 @@ Torch-free: the planner reads this file to replace a preset's entered figures wi
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError
 
 from planner.errors import InputError, from_validation
 from planner.spec import bounds
@@ -152,9 +151,6 @@ class BatchChoice(Strict):
     """Whether the choice is below the preset's micro-batch."""
 
 
-CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
 class ConfigMeasurement(Strict):
     """One configuration (baseline or variant, or an embedding batch)."""
 
@@ -204,14 +200,6 @@ class ConfigMeasurement(Strict):
     """Why a trialled configuration gave no figure, in words."""
     trial: TrialCost | None = None
     """What its trial cost (trials only)."""
-
-    @field_validator("reason", "flags")
-    @classmethod
-    def _printable(cls, v: str | list[str]) -> str | list[str]:
-        # Shown on terminals in the plan's warnings: an escape sequence would act there.
-        if any(CONTROL.search(text) for text in ([v] if isinstance(v, str) else v)):
-            raise ValueError("holds a control character (a line break or an escape)")
-        return v
 
 
 class Measurements(Strict):
@@ -275,6 +263,10 @@ def provenance(m: Measurements) -> MeasuredFrom:
     what = (f"reference {spec.get('reference')}" if m.workload.source == "reference"
             else "trial of the command" if m.workload.source == "trial"
             else f"factory {spec.get('factory')}")
+    if m.workload.source == "reference" and spec.get("reference") == "hf":
+        config = spec.get("config")
+        what = (f"transformers config {config}" if isinstance(config, str) else
+                f"transformers {(config or {}).get('model_type', '?')} config (inline)")
     return MeasuredFrom(file=m.file, device=m.device.name, device_kind=m.device.kind,
                         compute_capability=m.device.compute_capability, torch=m.torch,
                         cuda=m.cuda, dtype=m.dtype, date=m.date, workload=what,

@@ -96,7 +96,8 @@ def trial_env(run: Run, scratch: Path, cards: list[int], campaign_id: str,
               budget: Budget) -> dict[str, str]:
     """The run's environment as `run` gives it, pointed at the scratch folder, plus the
     trial's own variables."""
-    env = run_env(run, scratch, cards, 1, Path("plan.toml"), campaign_id)
+    # Not named for the trackers: a trial logging as the run would join the run's W&B run.
+    env = run_env(run, scratch, cards, 1, Path("plan.toml"), campaign_id, tracking=False)
     env["CAMPAIGN_PLAN"] = ""  # a trial has no plan
     env["CAMPAIGN_TRIAL"] = "1"
     env.pop("CAMPAIGN_TRIAL_STEPS", None)

@@ -68,6 +68,14 @@ class Card(Strict):
     """First CUDA toolkit that targets this compute capability."""
     min_pytorch: str = Field(pattern=bounds.VERSION_DIGITS)
     """First PyTorch release whose wheels carry kernels for this card."""
+    host_cpus_per_card: int | None = Field(default=None, ge=1, le=4096)
+    """CPUs per card of the smallest machine the sources list with this card: a SLURM
+    task's CPU request per card by default. None: not known (the export's fallback)."""
+    host_memory_gib_per_card: float | None = Field(default=None, ge=1, le=bounds.GIB)
+    """Host memory (GiB) per card of that machine; a SLURM task asks for 3/4 of it by
+    default. None: not known."""
+    host_source: str = ""
+    """Which machine the two `host_` figures come from, and where it is listed."""
     price_per_card_hour: float | None = Field(default=None, ge=0, le=bounds.PRICE)
     """Price of one card-hour, when the user's own catalog gives one; never shipped."""
     sky_name: str = Field(default="", pattern=CLOUD_NAME)
