@@ -333,3 +333,11 @@ def test_a_plan_folder_with_a_colon_is_copied_whole(tmp_path, capsys, cloud_pyth
     assert main(["dstack", str(folder)]) == 0
     config = _read(cloud_python, "dstack", folder / ".dstack.yml")[str(folder / ".dstack.yml")]
     assert config["files"] == [[str(folder), "/workflow/plan"]]
+
+
+def test_a_folder_where_the_file_goes_is_one_line(tmp_path, capsys):
+    folder = _plan(tmp_path, "ablation-3d")
+    (folder / ".dstack.yml").mkdir()
+    assert main(["dstack", str(folder), "--force"]) == 2
+    _one_line_error(capsys, ".dstack.yml", "is a folder")
+    assert list((folder / ".dstack.yml").iterdir()) == []

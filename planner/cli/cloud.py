@@ -80,6 +80,9 @@ def _write(files: list[tuple[Path, dict[str, Any]]], force: bool) -> None:
     from planner.run.cloud_yaml import dump
     from planner.tomlio import write_all
 
+    for path, _ in files:
+        if path.is_dir() and not path.is_symlink():  # --force replaces files, not folders
+            raise InputError("is a folder; move it away", file=path)
     write_all([(p, dump(d)) for p, d in files], force=force, field="--force")
 
 
