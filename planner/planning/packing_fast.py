@@ -11,8 +11,12 @@ Several orders are tried and the best by the objective (`planner.planning.packin
 - the runs of one more complete seed set than the first order holds, with those before,
   longest first as one packing, then the rest seed layer by seed layer (a bin-packing
   order that completes more sets);
+- seed layer by seed layer, each run followed by its evaluations (a set's evaluations are
+  part of it, not leftovers);
+- the most whole seed sets best-fit decreasing packs onto tracks of cards
+  (`planner.planning.packing_whole`), with the rest of the window filled around them;
 - today's list scheduler (`planner.planning.schedule.schedule`), so the result is never
-  worse than it;
+  worse than it by the objective;
 
 and, when a run is still left out, a bounded local search over the order (a run left out is
 moved ahead of others, or swapped with one placed), which moves runs between cards.
@@ -24,6 +28,7 @@ import math
 from collections.abc import Iterator, Sequence
 
 from planner.planning.objective import EPS_H, Job, Key, capacity_bound, runnable, score
+from planner.planning.packing_whole import most_whole
 from planner.planning.schedule import Placement, schedule
 
 # Orders tried by the local search, across all moves: enough for campaigns of tens of runs,
@@ -188,6 +193,25 @@ def layered(jobs: Sequence[Job]) -> list[int]:
     return matrix + evals
 
 
+def chained(jobs: Sequence[Job]) -> list[int]:
+    """Seed layer by seed layer, each run followed at once by its evaluations, runs with
+    their evaluations longest (and widest) first: a set's evaluations are placed as part of
+    it, not in whatever room the other sets leave."""
+    tails: dict[int, list[int]] = {}
+    for i, j in enumerate(jobs):
+        if j.after >= 0:
+            tails.setdefault(j.after, []).append(i)
+
+    def block(i: int) -> float:
+        return jobs[i].duration + sum(jobs[e].duration for e in tails.get(i, ()))
+
+    runs = sorted((i for i, j in enumerate(jobs) if j.matrix),
+                  key=lambda i: (jobs[i].seed, -jobs[i].cards, -block(i), i))
+    out = [x for i in runs for x in (i, *tails.get(i, ()))]
+    seen = set(out)
+    return out + [i for i in layered(jobs) if i not in seen]
+
+
 def sets_first(jobs: Sequence[Job], k: int) -> list[int]:
     """The matrix runs of the first `k` seed layers longest (and widest) first, packed as
     one problem, then everything else seed layer by seed layer."""
@@ -233,6 +257,13 @@ def pack_fast(jobs: Sequence[Job], n_cards: int, horizon: float) -> list[Placeme
     for k in range(have + 1, min(ceiling[0], have + _SETS_TRIED) + 1):
         head = sets_first(jobs, k)
         tried.append((serial(jobs, head, n_cards, horizon), head))
+    if ceiling[2]:
+        chain = chained(jobs)
+        tried.append((serial(jobs, chain, n_cards, horizon), chain))
+    for starts in most_whole(jobs, n_cards, horizon, have, ceiling[0]):
+        head = sorted(starts, key=lambda i: (starts[i], i))
+        order = [*head, *(i for i in layered(jobs) if i not in starts)]
+        tried.append((serial(jobs, order, n_cards, horizon, starts), order))
     tried.append((_list_scheduler(jobs, n_cards, horizon), None))
     floor = score(jobs, tried[-1][0])
     scored = [(score(jobs, p), -n, p, o) for n, (p, o) in enumerate(tried)]
@@ -252,9 +283,9 @@ def pack_fast(jobs: Sequence[Job], n_cards: int, horizon: float) -> list[Placeme
 
 
 def _dominates(key: Key, floor: Key) -> bool:
-    """No fewer complete seed sets and no fewer matrix runs than the list scheduler: the
-    objective may trade runs for sets, but the fast packer never goes below today's."""
-    return key[0] >= floor[0] and key[1] >= floor[1]
+    """No worse than the list scheduler by the objective's counts: more complete seed sets
+    may cost matrix runs (sets come first), but the fast packer never goes below today's."""
+    return (key[0], key[1], key[2]) >= (floor[0], floor[1], floor[2])
 
 
 def _sets_ceiling(jobs: Sequence[Job], ok: Sequence[bool], card_hours: float) -> int:
