@@ -261,9 +261,9 @@ def pack_fast(jobs: Sequence[Job], n_cards: int, horizon: float) -> list[Placeme
         chain = chained(jobs)
         tried.append((serial(jobs, chain, n_cards, horizon), chain))
     for starts in most_whole(jobs, n_cards, horizon, have, ceiling[0]):
-        head = sorted(starts, key=lambda i: (starts[i], i))
-        order = [*head, *(i for i in layered(jobs) if i not in starts)]
-        tried.append((serial(jobs, order, n_cards, horizon, starts), order))
+        pins = sorted(starts, key=lambda i: (starts[i], i))
+        around = [*pins, *(i for i in layered(jobs) if i not in starts)]
+        tried.append((serial(jobs, around, n_cards, horizon, starts), around))
     tried.append((_list_scheduler(jobs, n_cards, horizon), None))
     floor = score(jobs, tried[-1][0])
     scored = [(score(jobs, p), -n, p, o) for n, (p, o) in enumerate(tried)]
