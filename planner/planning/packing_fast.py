@@ -12,20 +12,22 @@ Several orders are tried and the best by the objective (`planner.planning.packin
   longest first as one packing, then the rest seed layer by seed layer (a bin-packing
   order that completes more sets);
 - seed layer by seed layer, each run followed by its evaluations (a set's evaluations are
-  part of it, not leftovers);
+  part of it, not leftovers), and with the evaluations shortest first (the most fit so);
 - the most whole seed sets best-fit decreasing packs onto tracks of cards
   (`planner.planning.packing_whole`), with the rest of the window filled around them;
 - today's list scheduler (`planner.planning.schedule.schedule`), so the result is never
   worse than it by the objective;
 
-and, when a run is still left out, a bounded local search over the order (a run left out is
-moved ahead of others, or swapped with one placed), which moves runs between cards.
+and, when a run is still left out, a local repair (the runs placed kept where they are, those
+left out tried again in the room left, evaluations shortest first) and a bounded local search
+over the order (a run left out is moved ahead of others, or swapped with one placed), which
+moves runs between cards.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from planner.planning.objective import EPS_H, Job, Key, capacity_bound, runnable, score
 from planner.planning.packing_whole import most_whole
@@ -212,6 +214,27 @@ def chained(jobs: Sequence[Job]) -> list[int]:
     return out + [i for i in layered(jobs) if i not in seen]
 
 
+def _smallest(jobs: Sequence[Job], idx: Iterable[int]) -> list[int]:
+    return sorted(idx, key=lambda i: (jobs[i].duration * jobs[i].cards, jobs[i].duration, i))
+
+
+def shortest_evals(jobs: Sequence[Job]) -> list[int]:
+    """Seed layer by seed layer, then the evaluations shortest (and narrowest) first: where
+    the window cannot take every evaluation, the most of them fit so."""
+    matrix = [i for i in layered(jobs) if jobs[i].matrix]
+    return matrix + _smallest(jobs, (i for i, j in enumerate(jobs) if not j.matrix))
+
+
+def shortest_rest(jobs: Sequence[Job], k: int) -> list[int]:
+    """The first `k` seed layers as `layered` orders them, then the other matrix runs
+    shortest first, then the evaluations shortest first: beyond the complete sets, the most
+    runs, and the room they leave to the most evaluations."""
+    keep = set(sorted({j.seed for j in jobs if j.matrix})[:k])
+    head = [i for i in layered(jobs) if jobs[i].matrix and jobs[i].seed in keep]
+    rest = _smallest(jobs, (i for i, j in enumerate(jobs) if j.matrix and j.seed not in keep))
+    return head + rest + _smallest(jobs, (i for i, j in enumerate(jobs) if not j.matrix))
+
+
 def sets_first(jobs: Sequence[Job], k: int) -> list[int]:
     """The matrix runs of the first `k` seed layers longest (and widest) first, packed as
     one problem, then everything else seed layer by seed layer."""
@@ -257,9 +280,8 @@ def pack_fast(jobs: Sequence[Job], n_cards: int, horizon: float) -> list[Placeme
     for k in range(have + 1, min(ceiling[0], have + _SETS_TRIED) + 1):
         head = sets_first(jobs, k)
         tried.append((serial(jobs, head, n_cards, horizon), head))
-    if ceiling[2]:
-        chain = chained(jobs)
-        tried.append((serial(jobs, chain, n_cards, horizon), chain))
+    for more in (chained(jobs), shortest_rest(jobs, have), shortest_rest(jobs, have + 1)):
+        tried.append((serial(jobs, more, n_cards, horizon), more))
     for starts in most_whole(jobs, n_cards, horizon, have, ceiling[0]):
         pins = sorted(starts, key=lambda i: (starts[i], i))
         around = [*pins, *(i for i in layered(jobs) if i not in starts)]
@@ -269,6 +291,7 @@ def pack_fast(jobs: Sequence[Job], n_cards: int, horizon: float) -> list[Placeme
     scored = [(score(jobs, p), -n, p, o) for n, (p, o) in enumerate(tried)]
     key, _, best, order = max((t for t in scored if _dominates(t[0], floor)),
                               key=lambda t: (t[0], t[1]))
+    key, best = _top_up(jobs, key, best, n_cards, horizon)
     if _counts_max(key, ceiling):
         return best
     budget = min(_SEARCH_CAP, _SEARCH_WORK // len(jobs))
@@ -278,8 +301,23 @@ def pack_fast(jobs: Sequence[Job], n_cards: int, horizon: float) -> list[Placeme
         for ckey, p, _o in _search(jobs, here, placed, n_cards, horizon, key, ceiling,
                                    budget):
             if ckey > key and _dominates(ckey, floor):
-                key, best = ckey, p
+                key, best = _top_up(jobs, ckey, p, n_cards, horizon)
     return best
+
+
+def _top_up(jobs: Sequence[Job], key: Key, placed: list[Placement | None], n_cards: int,
+            horizon: float) -> tuple[Key, list[Placement | None]]:
+    """A local repair: every placed run kept where it is, the runs left out tried again in
+    the room left, matrix runs first, then evaluations shortest first (the most of them
+    fit so). The better of the two packings, with its key."""
+    if all(p is not None for p in placed):
+        return key, placed
+    at = {i: p.start for i, p in enumerate(placed) if p is not None}
+    kept = sorted(at, key=lambda i: (at[i], i))
+    left = [i for i in shortest_evals(jobs) if i not in at]
+    got = serial(jobs, [*kept, *left], n_cards, horizon, at)
+    mine = score(jobs, got)
+    return (mine, got) if mine > key else (key, placed)
 
 
 def _dominates(key: Key, floor: Key) -> bool:
