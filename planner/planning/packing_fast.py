@@ -195,7 +195,7 @@ def layered(jobs: Sequence[Job]) -> list[int]:
     return matrix + evals
 
 
-def chained(jobs: Sequence[Job]) -> list[int]:
+def chained(jobs: Sequence[Job], lay: Sequence[int] | None = None) -> list[int]:
     """Seed layer by seed layer, each run followed at once by its evaluations, runs with
     their evaluations longest (and widest) first: a set's evaluations are placed as part of
     it, not in whatever room the other sets leave."""
@@ -211,37 +211,40 @@ def chained(jobs: Sequence[Job]) -> list[int]:
                   key=lambda i: (jobs[i].seed, -jobs[i].cards, -block(i), i))
     out = [x for i in runs for x in (i, *tails.get(i, ()))]
     seen = set(out)
-    return out + [i for i in layered(jobs) if i not in seen]
+    return out + [i for i in (layered(jobs) if lay is None else lay) if i not in seen]
 
 
 def _smallest(jobs: Sequence[Job], idx: Iterable[int]) -> list[int]:
     return sorted(idx, key=lambda i: (jobs[i].duration * jobs[i].cards, jobs[i].duration, i))
 
 
-def shortest_evals(jobs: Sequence[Job]) -> list[int]:
+def shortest_evals(jobs: Sequence[Job], lay: Sequence[int] | None = None) -> list[int]:
     """Seed layer by seed layer, then the evaluations shortest (and narrowest) first: where
     the window cannot take every evaluation, the most of them fit so."""
-    matrix = [i for i in layered(jobs) if jobs[i].matrix]
+    matrix = [i for i in (layered(jobs) if lay is None else lay) if jobs[i].matrix]
     return matrix + _smallest(jobs, (i for i, j in enumerate(jobs) if not j.matrix))
 
 
-def shortest_rest(jobs: Sequence[Job], k: int) -> list[int]:
+def shortest_rest(jobs: Sequence[Job], k: int, lay: Sequence[int] | None = None
+                  ) -> list[int]:
     """The first `k` seed layers as `layered` orders them, then the other matrix runs
     shortest first, then the evaluations shortest first: beyond the complete sets, the most
     runs, and the room they leave to the most evaluations."""
     keep = set(sorted({j.seed for j in jobs if j.matrix})[:k])
-    head = [i for i in layered(jobs) if jobs[i].matrix and jobs[i].seed in keep]
+    head = [i for i in (layered(jobs) if lay is None else lay)
+            if jobs[i].matrix and jobs[i].seed in keep]
     rest = _smallest(jobs, (i for i, j in enumerate(jobs) if j.matrix and j.seed not in keep))
     return head + rest + _smallest(jobs, (i for i, j in enumerate(jobs) if not j.matrix))
 
 
-def sets_first(jobs: Sequence[Job], k: int) -> list[int]:
+def sets_first(jobs: Sequence[Job], k: int, lay: Sequence[int] | None = None) -> list[int]:
     """The matrix runs of the first `k` seed layers longest (and widest) first, packed as
     one problem, then everything else seed layer by seed layer."""
     keep = set(sorted({j.seed for j in jobs if j.matrix})[:k])
     head = sorted((i for i, j in enumerate(jobs) if j.matrix and j.seed in keep),
                   key=lambda i: (-jobs[i].cards, -jobs[i].duration, i))
-    rest = [i for i in layered(jobs) if not (jobs[i].matrix and jobs[i].seed in keep)]
+    rest = [i for i in (layered(jobs) if lay is None else lay)
+            if not (jobs[i].matrix and jobs[i].seed in keep)]
     return head + rest
 
 
@@ -278,20 +281,25 @@ def pack_fast(jobs: Sequence[Job], n_cards: int, horizon: float) -> list[Placeme
         (serial(jobs, range(len(jobs)), n_cards, horizon), list(range(len(jobs))))]
     have = score(jobs, first)[0]
     for k in range(have + 1, min(ceiling[0], have + _SETS_TRIED) + 1):
-        head = sets_first(jobs, k)
+        head = sets_first(jobs, k, start)
         tried.append((serial(jobs, head, n_cards, horizon), head))
-    for more in (chained(jobs), shortest_rest(jobs, have), shortest_rest(jobs, have + 1)):
+    mores = [shortest_rest(jobs, have, start)]
+    if ceiling[2]:
+        mores.append(chained(jobs, start))
+    if have < ceiling[0]:
+        mores.append(shortest_rest(jobs, have + 1, start))
+    for more in mores:
         tried.append((serial(jobs, more, n_cards, horizon), more))
     for starts in most_whole(jobs, n_cards, horizon, have, ceiling[0]):
         pins = sorted(starts, key=lambda i: (starts[i], i))
-        around = [*pins, *(i for i in layered(jobs) if i not in starts)]
+        around = [*pins, *(i for i in start if i not in starts)]
         tried.append((serial(jobs, around, n_cards, horizon, starts), around))
     tried.append((_list_scheduler(jobs, n_cards, horizon), None))
     floor = score(jobs, tried[-1][0])
     scored = [(score(jobs, p), -n, p, o) for n, (p, o) in enumerate(tried)]
     key, _, best, order = max((t for t in scored if _dominates(t[0], floor)),
                               key=lambda t: (t[0], t[1]))
-    key, best = _top_up(jobs, key, best, n_cards, horizon)
+    key, best = _top_up(jobs, key, best, n_cards, horizon, start)
     if _counts_max(key, ceiling):
         return best
     budget = min(_SEARCH_CAP, _SEARCH_WORK // len(jobs))
@@ -301,12 +309,12 @@ def pack_fast(jobs: Sequence[Job], n_cards: int, horizon: float) -> list[Placeme
         for ckey, p, _o in _search(jobs, here, placed, n_cards, horizon, key, ceiling,
                                    budget):
             if ckey > key and _dominates(ckey, floor):
-                key, best = _top_up(jobs, ckey, p, n_cards, horizon)
+                key, best = _top_up(jobs, ckey, p, n_cards, horizon, start)
     return best
 
 
 def _top_up(jobs: Sequence[Job], key: Key, placed: list[Placement | None], n_cards: int,
-            horizon: float) -> tuple[Key, list[Placement | None]]:
+            horizon: float, lay: Sequence[int]) -> tuple[Key, list[Placement | None]]:
     """A local repair: every placed run kept where it is, the runs left out tried again in
     the room left, matrix runs first, then evaluations shortest first (the most of them
     fit so). The better of the two packings, with its key."""
@@ -314,7 +322,7 @@ def _top_up(jobs: Sequence[Job], key: Key, placed: list[Placement | None], n_car
         return key, placed
     at = {i: p.start for i, p in enumerate(placed) if p is not None}
     kept = sorted(at, key=lambda i: (at[i], i))
-    left = [i for i in shortest_evals(jobs) if i not in at]
+    left = [i for i in shortest_evals(jobs, lay) if i not in at]
     got = serial(jobs, [*kept, *left], n_cards, horizon, at)
     mine = score(jobs, got)
     return (mine, got) if mine > key else (key, placed)
