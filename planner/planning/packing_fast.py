@@ -318,8 +318,11 @@ def _top_up(jobs: Sequence[Job], key: Key, placed: list[Placement | None], n_car
     """A local repair: every placed run kept where it is, the runs left out tried again in
     the room left, matrix runs first, then evaluations shortest first (the most of them
     fit so). The better of the two packings, with its key."""
-    if all(p is not None for p in placed):
-        return key, placed
+    idle = n_cards * horizon - sum(j.duration * j.cards for j, p in zip(jobs, placed, strict=True)
+                                   if p is not None)
+    if not any(p is None and j.duration * j.cards <= idle + EPS_H
+               for j, p in zip(jobs, placed, strict=True)):
+        return key, placed  # no run left out fits in the idle card-hours
     at = {i: p.start for i, p in enumerate(placed) if p is not None}
     kept = sorted(at, key=lambda i: (at[i], i))
     left = [i for i in shortest_evals(jobs, lay) if i not in at]

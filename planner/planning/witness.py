@@ -10,17 +10,17 @@ process, places every run. A few dozen are kept, the most recent.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
 
 from planner.planning.objective import Job
 from planner.planning.schedule import Placement
 
 KEEP = 32
-"""Schedules kept, the most recently proved or used."""
+"""Schedules kept, the most recently proved."""
 
-_Key = tuple[tuple[Job, ...], int, float]
-_kept: OrderedDict[_Key, tuple[Placement | None, ...]] = OrderedDict()
+# Newest last: (runs, cards, window, schedule). Kept by reference to copies, never hashed:
+# the capacity search proves counts by the hundred in `advise`, and most are never planned.
+_kept: list[tuple[list[Job], int, float, list[Placement | None]]] = []
 
 
 def remember(jobs: Sequence[Job], n_cards: int, horizon: float,
@@ -28,22 +28,18 @@ def remember(jobs: Sequence[Job], n_cards: int, horizon: float,
     """Keep `placed`, a schedule placing every one of `jobs`, as the witness for them."""
     if len(placed) != len(jobs) or any(p is None for p in placed):
         return
-    key = (tuple(jobs), n_cards, horizon)
-    _kept[key] = tuple(placed)
-    _kept.move_to_end(key)
-    while len(_kept) > KEEP:
-        _kept.popitem(last=False)
+    _kept.append((list(jobs), n_cards, horizon, list(placed)))
+    del _kept[:-KEEP]
 
 
 def recall(jobs: Sequence[Job], n_cards: int, horizon: float
            ) -> list[Placement | None] | None:
     """The witness kept for exactly these runs, cards and window, or None."""
-    key = (tuple(jobs), n_cards, horizon)
-    got = _kept.get(key)
-    if got is None:
-        return None
-    _kept.move_to_end(key)
-    return list(got)
+    for runs, cards, window, placed in reversed(_kept):
+        if cards == n_cards and window == horizon and len(runs) == len(jobs) \
+                and all(a == b for a, b in zip(runs, jobs, strict=True)):
+            return list(placed)
+    return None
 
 
 def forget() -> None:
