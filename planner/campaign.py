@@ -68,6 +68,8 @@ def fingerprint(preset: Preset) -> str:
             for cmd in (part, *part.get("robustness", [])):
                 if cmd.get("shell") is False:
                     del cmd["shell"]
+            # How runs are named for trackers is no part of what the campaign computes.
+            part.pop("tracking", None)
     canon = json.dumps(data, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canon.encode()).hexdigest()
 
@@ -248,6 +250,37 @@ def _adaptation_values(preset: Preset) -> dict[str, str]:
             "dataset": a.dataset}
 
 
+def trial_runs(preset: Preset, catalog: Catalog, *, checkpoint_root: str, export_root: str,
+               source: str | None = None) -> list[Run]:
+    """The first seed's training run of every configuration (baseline first), built as a
+    plan builds it (the same command, filled in the same way), with checkpoints and exports
+    under the roots given (a trial's scratch folder), on cards 0 to `cards_per_run` less one.
+    Raises InputError on bad input, and for a campaign with no training runs."""
+    card, _ = check(preset, catalog, source)
+    if preset.training is None:
+        raise InputError("a trial runs training configurations; an embedding campaign's "
+                         "batches are measured by `campaign-planner measure`",
+                         file=source, field="campaign.kind")
+    scratch = {"checkpoint_root": checkpoint_root, "export_root": export_root}
+    on = figures_on(preset, catalog, DEFAULT_ESTIMATE, source)
+    training = on.training
+    assert training is not None
+    training = training.model_copy(update=scratch)
+    # The campaign's own id: the runs are named as the campaign's are.
+    cid = campaign_id(preset)
+    cfgs = configs(training, preset.campaign.card, card, catalog, on.overheads)
+    first = training.seeds[0]
+    specs = [s for s in expand(training, cfgs, cid, on.overheads)
+             if s.kind == "train" and s.seed == first]
+    _check_ids(preset, training, specs, source)
+    places: list[Placement | None] = [Placement(0.0, s.duration_h, tuple(range(s.cards)))
+                                      for s in specs]
+    packing = Packing(places, None, len(specs), "fast")
+    runs, _, _ = _training_runs(preset, training, cid, specs, [], packing, 1.0, 0.0, source)
+    order = {s.id: n for n, s in enumerate(specs)}
+    return sorted(runs, key=lambda r: order[r.id])
+
+
 def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurements | None = None,
                   created: datetime | None = None, source: str | None = None,
                   corpus: Layout | None = None,
@@ -275,7 +308,7 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
 
         preset, budget_note = with_budget(preset, card, measurements)
     if measurements is not None:
-        warnings += measured.check_matches(preset, measurements)
+        warnings += measured.check_matches(preset, measurements, source)
     c, o = preset.campaign, preset.overheads
     fp = fingerprint(preset)
     cid = campaign_id(preset, fp)
@@ -296,6 +329,7 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
         cards=c.cards, window_hours=c.hours, usable_hours=round(usable, 4),
         usable_from_h=offset, usable_until_h=until, fingerprint=fp,
         price_per_card_hour=price, currency=c.currency,
+        tracking=preset.training.tracking if preset.training is not None else True,
     )
     on = figures_on(preset, catalog, estimate, source)
     if preset.embedding is not None:
@@ -316,6 +350,11 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
                     "configs_total": 1})})
     training = on.training
     assert training is not None
+    startup = ""
+    if measurements is not None and measurements.workload.source == "trial":
+        from planner.figures.trial_cost import trial_startup  # only for a trial's figures
+
+        o, startup = trial_startup(measurements, o, cpu_step_times)
     cfgs = configs(training, c.card, card, catalog, o)
     derived = {cfg.name: cfg.step_time for cfg in cfgs}
     before = {cfg.name: (cfg.step_time, cfg.peak_memory) for cfg in cfgs}
@@ -347,6 +386,7 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     runs, missing, spare = _training_runs(preset, training, cid, specs, jobs, packing, usable,
                                           offset, source)
     decisions = [*sweep_notes(training.baseline, training.sweeps), *notes,
+                 *([startup] if startup else []),
                  *(cfg.decision for cfg in cfgs if cfg.decision)]
     warnings += _training_warnings(cfgs, runs, missing, entered_configs(preset, cfgs, before))
     summary = summarize(preset, training, cfgs, specs, runs, usable, price, packing)

@@ -66,6 +66,8 @@ PATTERNS: dict[str, str] = {
                                                           "module:function",
     r"^\d{1,4}\.\d{1,4}$": "must be a version like 12.6",
     r"^\d{1,4}\.\d{1,4}(\.\d{1,4})?$": "must be a version like 2.7 or 2.7.1",
+    r"^([A-Za-z0-9][A-Za-z0-9-]{0,63})?$": "may hold only letters, digits and `-` (at most "
+                                          "64), and must start with a letter or digit",
 }
 """The schema's patterns, in words."""
 

@@ -87,7 +87,9 @@ class PlannerApp(App[None]):
         # Function keys switch screens even while a text field has focus.
         *(Binding(f"f{i + 2}", f"goto('{mode}')", title, show=False, priority=True)
           for i, (_, mode, title) in enumerate(SCREENS)),
-        Binding("f1,question_mark", "help", "Help"),
+        # The navigation bar names F1 Help on every screen: the key bar keeps its room
+        # for the screen's own keys (and Undo), which at 80 columns it needs.
+        Binding("f1,question_mark", "help", "Help", show=False),
         Binding("ctrl+z", "undo", "Undo"),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
     ]
@@ -109,6 +111,8 @@ class PlannerApp(App[None]):
         """Revision of the workspace last written to files (0: nothing written)."""
         self.opened = 0
         """Revision of the workspace when its preset was opened."""
+        self.undone = -1
+        """Revision of the workspace the last undo made (-1: none yet)."""
         self.running: set[threading.Event] = set()
         """Cancel events of thread work in progress (measurements), set when the app ends."""
         self.workspace: Workspace = state.start(preset, self.catalog, created=created,
@@ -244,8 +248,10 @@ class PlannerApp(App[None]):
             self.notify("Nothing to undo")
             return
         *rest, previous = ws.history
-        self._publish(state.apply(dataclasses.replace(ws, history=tuple(rest)), previous,
-                                  self.catalog, created=self.created, remember=False))
+        back = state.apply(dataclasses.replace(ws, history=tuple(rest)), previous,
+                           self.catalog, created=self.created, remember=False)
+        self.undone = back.revision
+        self._publish(back)
 
     def action_fill_capacity(self) -> None:
         """Set the seeds (or versions) to the window's capacity, as one undoable edit."""

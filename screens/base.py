@@ -61,6 +61,11 @@ class PlannerScreen(RestyledOnChange):
             self._redraw(ws)
 
     def _redraw(self, ws: Workspace) -> None:
+        if self.planner.undone > self._seen:
+            # An undo since this screen last drew: the fields show the preset it brought
+            # back, the one being typed in too.
+            for row in self.query(FieldRow):
+                row.release()
         self._seen = ws.revision
         self.query_one(StatusLine).show(ws)
         self.show(ws)

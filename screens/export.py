@@ -7,6 +7,8 @@ do), so the files equal a headless export of the same preset.
 
 from __future__ import annotations
 
+import re
+import tomllib
 from pathlib import Path
 from typing import ClassVar
 
@@ -17,6 +19,7 @@ from textual.widgets import Button, Static, TabbedContent, TabPane, TextArea
 
 from planner.errors import InputError
 from planner.planning.export import order_toml, plan_toml, write_exports
+from planner.planning.plan import plan_id
 from planner.report.outline import outline
 from planner.spec.preset import OrderSpec
 from planner.tomlio import write_atomic
@@ -31,6 +34,41 @@ FILES = ("plan.toml", "order.toml")
 """What `w` writes."""
 REPORT = "report.html"
 """What `r` writes beside them: the plan as a picture (`campaign-planner report`)."""
+HEAD_BYTES = 4 << 20
+"""Bytes of a file read to tell which plan it is of: its header lies well within."""
+
+
+def plan_there(path: Path) -> str | None:
+    """The id (`plan_id`) of the plan in a plan.toml, from its header alone (the runs
+    are not read); None when the file cannot be read as a plan's header."""
+    try:
+        with path.open("rb") as f:
+            text = f.read(HEAD_BYTES).decode("utf-8", errors="replace")
+        # The top-level values and [campaign], up to the table after it.
+        at = text.index("\n[campaign]\n")
+        end = text.find("\n[", at + 1)
+        head = tomllib.loads(text[:end] if end > 0 else text)
+        campaign_id, revision = head["campaign"]["id"], head.get("revision", 0)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(campaign_id, str) or not isinstance(revision, int):
+        return None
+    return campaign_id if not revision else f"{campaign_id}-r{revision}"
+
+
+def report_there(path: Path) -> str | None:
+    """The campaign id a report.html names in its title, or None."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(64 << 10).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    found = re.search(r"<title>[^<]*plan id ([A-Za-z0-9_.-]+)</title>", head)
+    return found[1] if found else None
+
+
+def _named(plan: str | None) -> str:
+    return f"of plan {plan}" if plan is not None else "of no plan that can be read"
 
 
 class ExportScreen(PlannerScreen):
@@ -176,33 +214,52 @@ class ExportScreen(PlannerScreen):
             write(False)
 
     def action_write_report(self) -> None:
-        """Write report.html into the folder (asking before replacing one) and say where."""
+        """Write report.html into the folder and say where; ask first when it would replace
+        a report, or stand beside a plan.toml of another plan."""
         ws = self.planner.workspace
         if ws.error is not None:
             self.notify(f"Not written: {ws.error}", severity="error")
             return
-        path = Path(self.planner.out_dir).expanduser() / REPORT
+        folder = Path(self.planner.out_dir).expanduser()
+        path = folder / REPORT
+        try:
+            contact = state.contact_of(*self.planner.contact)
+        except InputError as exc:
+            self.notify(f"Not written: {exc}", severity="error")
+            return
+        plan, _ = state.exports(ws, self.planner.catalog, contact)
+        beside = folder / "plan.toml"
+        other = plan_there(beside) if beside.exists() else plan_id(plan)
+        mismatch = other != plan_id(plan)
 
         def write(force: bool | None) -> None:
-            if not force and path.exists():
-                self._said(f"Kept the existing {path}; nothing written.")
+            if force is False or (force is None and path.exists()):
+                self._said(f"Kept the existing {path}; nothing written."
+                           if path.exists() else "Nothing written.")
                 return
             from planner.report.write import render, write_report
 
             try:
-                contact = state.contact_of(*self.planner.contact)
-                plan, _ = state.exports(ws, self.planner.catalog, contact)
-                write_report(path, render(plan, "html"), force=bool(force))
+                write_report(path, render(plan, "html"), force=path.exists())
             except (InputError, OSError) as exc:
                 self.notify(f"Not written: {exc}", severity="error")
                 return
-            self._said(f"Wrote {path}")
+            self._said(f"Wrote {path} of plan {plan_id(plan)}; {beside} beside it is "
+                       f"{_named(other)}: w writes this campaign's" if mismatch
+                       else f"Wrote {path}")
 
-        if path.exists():
+        if mismatch:
+            self.app.push_screen(Confirm(
+                f"{beside} is {_named(other)}, not of this campaign's plan "
+                f"{plan_id(plan)}: {REPORT} would describe another plan than the one beside it"
+                f"{' (and replace the report there)' if path.exists() else ''}. "
+                "Write it anyway? (w writes this campaign's plan.toml and order.toml.)",
+                yes="Write anyway", no="Keep"), write)
+        elif path.exists():
             self.app.push_screen(Confirm(f"{path} already exists. Overwrite?",
                                          yes="Overwrite", no="Keep"), write)
         else:
-            write(False)
+            write(None)
 
     def _write(self, out: Path, contact: object, *, force: bool) -> None:
         plan, order = state.exports(self.planner.workspace, self.planner.catalog,
@@ -213,7 +270,11 @@ class ExportScreen(PlannerScreen):
             self.notify(f"Not written: {exc}", severity="error")
             return
         self.planner.exported = self.planner.workspace.revision
-        self._said(f"Wrote {written[0]} and {written[1]}")
+        report = out / REPORT
+        other = report_there(report) if report.exists() else plan.campaign.id
+        self._said(f"Wrote {written[0]} and {written[1]}" + (
+            f"; {report} beside them is {_named(other)}: r writes this plan's"
+            if other != plan.campaign.id else ""))
 
     def _said(self, text: str) -> None:
         """Say what became of the files, on the screen and in a notification."""

@@ -172,8 +172,9 @@ class MeasureScreen(PlannerScreen):
         def progress(p: Any) -> None:
             self.post_message(self.Progressed(p.done, p.total, p.label))
 
+        # The preset's file: a transformers config.json is looked for beside it.
         return measure(preset, self.planner.catalog, steps=steps, progress=progress,
-                       cancel=cancel)
+                       cancel=cancel, source=self.planner.workspace.source)
 
     def on_measure_screen_progressed(self, message: Progressed) -> None:
         self.query_one("#progress", ProgressBar).update(total=message.total,

@@ -1,8 +1,10 @@
 """The Progress screen: a running campaign against the clock, and its replan.
 
 Opened by `campaign-planner --plan plan.toml [--workdir DIR]`. It reads the journal (never
-writes it) every few seconds; `r` shows what a replan would change and, once confirmed,
-writes the revision beside the plan (`revision-N/plan.toml`), as `replan` does.
+writes it) every few seconds, and follows the plan that runs: once `run` switched to a
+revision, the screen shows that revision and says so. `r` shows what a replan would change
+and, once confirmed, writes the revision beside the plan (`revision-N/plan.toml`), as
+`replan` does.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from planner.planning.replace import replace_together
 from planner.run.journal import History, Workspace, fold, read_events
 from planner.run.replan import Replan, replan
 from screens.confirm import Confirm
-from screens.progress_view import headline, rate_lines, timeline, view
+from screens.progress_view import following, headline, rate_lines, timeline, view
 
 LEGEND = "█ done  ▓ running  ░ planned  │ now  ┆ window's end"
 
@@ -35,6 +37,7 @@ class ProgressApp(App[None]):
     BINDINGS: ClassVar = [Binding("r", "replan", "Replan"), Binding("q", "quit", "Quit")]
     DEFAULT_CSS = """
     #head { height: auto; padding: 0 1; text-style: bold; }
+    #follow { height: auto; padding: 0 1; color: $accent; }
     #timeline { height: auto; padding: 0 1; margin-top: 1; }
     #legend { height: auto; padding: 0 1; color: $text-muted; }
     #rates { height: auto; padding: 0 1; margin-top: 1; }
@@ -49,6 +52,7 @@ class ProgressApp(App[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="head", markup=False)
+        yield Static(id="follow", markup=False)
         yield Static(id="timeline", markup=False)
         yield Static(LEGEND, id="legend", markup=False)
         yield Static(id="rates", markup=False)
@@ -63,12 +67,18 @@ class ProgressApp(App[None]):
         return fold(read_events(self.ws.journal))
 
     def redraw(self) -> None:
-        """Read the journal again and draw what it says."""
+        """Read the journal again and draw what it says, on the plan it runs now."""
         try:
-            v = view(self.plan, self.history(), self.ws, self.clock())
+            hist = self.history()
+            follow = following(self.plan, self.plan_path, hist, self.ws)
+            self.plan, self.plan_path = follow.plan, follow.path
+            v = view(self.plan, hist, self.ws, self.clock())
         except InputError as exc:
             self.query_one("#said", Static).update(str(exc))
             return
+        follow_line = self.query_one("#follow", Static)
+        follow_line.update(follow.note)
+        follow_line.display = bool(follow.note)
         width = max(self.size.width - 2, 40)
         self.query_one("#head", Static).update("\n".join(headline(v)))
         self.query_one("#timeline", Static).update("\n".join(timeline(v, width)))

@@ -9,7 +9,7 @@ from typing import Any
 from rich.cells import cell_len
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Button, DataTable, Input, Label, TextArea
+from textual.widgets import Button, DataTable, Footer, Input, Label, TextArea
 
 from screens.widgets.lines import Lines
 from screens.widgets.nav import NavBar
@@ -21,7 +21,7 @@ def _text(widget: Widget) -> str:
 
 def cut(screen: Screen[Any]) -> list[str]:
     """One line per widget in sight that cuts its text: the widget and the text."""
-    out: list[str] = []
+    out: list[str] = _footer_cut(screen)
     for widget in screen.query("*"):
         if not widget.display or not widget.region.width or not widget.is_on_screen:
             continue
@@ -46,4 +46,21 @@ def cut(screen: Screen[Any]) -> list[str]:
             text = _text(widget).strip()
             if "\n" not in text and cell_len(text) > room:
                 out.append(f"{name}: {text!r} in {room} columns")
+    return out
+
+
+def _footer_cut(screen: Screen[Any]) -> list[str]:
+    """The key bar's keys that end past its edge, or under the palette key docked at its
+    right: Textual's footer scrolls them out of sight rather than wrapping them."""
+    out: list[str] = []
+    for footer in screen.query(Footer):
+        if not footer.display or not footer.region.width:
+            continue
+        right = footer.region.right
+        for key in footer.query("FooterKey.-command-palette"):
+            right = min(right, key.region.x)
+        for key in footer.query("FooterKey"):
+            if not key.has_class("-command-palette") and key.region.right > right:
+                out.append(f"Footer: key {_text(key).strip()!r} ends at column "
+                           f"{key.region.right}, past {right}")
     return out

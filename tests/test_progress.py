@@ -13,7 +13,15 @@ import pytest
 from planner.cli.watch import HOME_CLEAR, watch
 from planner.planning.export import read_plan
 from planner.run.journal import Workspace, fold, read_events
-from planner.run.progress import MAX_BYTES, Sampler, progress_path, read_step
+from planner.run.progress import (
+    EARLY_S,
+    MAX_BYTES,
+    Sampler,
+    event_fields,
+    progress_path,
+    read_report,
+    read_step,
+)
 from planner.run.status import render, summarize
 from tests.replan_support import T0, JournalWriter, preset
 from tests.run_fixtures import harness as h
@@ -42,21 +50,57 @@ def test_links_fifos_and_folders_are_not_read(tmp_path: Path) -> None:
     assert read_step(tmp_path) is None and read_step(tmp_path / "none") is None
 
 
+def _report(path: Path, at: float, **fields: object) -> None:
+    """Write a progress file as a run would, at the given time."""
+    path.write_text(json.dumps(fields))
+    os.utime(path, (at, at))
+
+
 def test_sampler_interval_and_changes(tmp_path: Path) -> None:
+    """The first report at once, the next EARLY_S apart until two timed ones exist, then
+    once a minute; a new checkpoint step at once; the file's time goes with the step."""
     plan = read_plan(h.make_plan(tmp_path / "w", preset()))
     run = plan.runs[0]
     path = progress_path(tmp_path, run)
     path.parent.mkdir(parents=True)
     s = Sampler(tmp_path, every=60.0)
     assert s.due(run, 0.0) is None  # nothing reported yet
-    path.write_text('{"step": 1}')
-    assert s.due(run, 1.0) == 1
-    path.write_text('{"step": 2}')
-    assert s.due(run, 30.0) is None  # within the minute
-    assert s.due(run, 61.0) == 2
+    _report(path, T0 + 0.5, step=1, warmup=True)
+    got = s.due(run, 1.0)
+    assert got is not None and (got.step, got.mtime, got.warmup) == (1, T0 + 0.5, True)
+    _report(path, T0 + 2.0, step=2)
+    assert s.due(run, 2.0) is None  # too soon after the first
+    got = s.due(run, 1.0 + EARLY_S)
+    assert got is not None and got.step == 2 and not got.warmup  # the first timed one
+    _report(path, T0 + 7.0, step=7)
+    assert s.due(run, 7.0) is None
+    assert s.due(run, 1.0 + 2 * EARLY_S).step == 7  # the second timed one: early too
+    _report(path, T0 + 12.0, step=12)
+    assert s.due(run, 30.0) is None  # from now on, once a minute
+    _report(path, T0 + 13.0, step=13, checkpoint_step=10)
+    got = s.due(run, 31.0)  # a new checkpoint step goes in at once
+    assert got is not None and (got.step, got.checkpoint_step) == (13, 10)
+    assert event_fields(got) == {"step": 13, "at": T0 + 13.0, "checkpoint_step": 10}
+    _report(path, T0 + 40.0, step=40, checkpoint_step=10)
+    assert s.due(run, 40.0) is None and s.due(run, 40.0, final=True).step == 40
     assert s.due(run, 200.0) is None  # no new step
+    # The checkpoint seen at T0 + 12.5 holds at least the step reported before it.
+    assert s.before(run, T0 + 12.5) == 12 and s.before(run, T0) is None
     s.forget(run)
     assert not path.exists() and s.due(run, 201.0) is None
+
+
+@pytest.mark.parametrize("content, want", [
+    (b'{"step": 5, "warmup": true, "checkpoint_step": 3}', (5, True, 3)),
+    (b'{"step": 5, "warmup": "yes", "checkpoint_step": -3}', (5, False, None)),
+    (b'{"step": 5, "checkpoint_step": true, "peak_memory_bytes": 10}', (5, False, None)),
+])
+def test_read_report_optional_fields(tmp_path: Path, content: bytes,
+                                     want: tuple[int, bool, int | None]) -> None:
+    path = tmp_path / "p.json"
+    path.write_bytes(content)
+    r = read_report(path)
+    assert r is not None and (r.step, r.warmup, r.checkpoint_step) == want
 
 
 def test_executor_journals_progress_the_fixture_reports(tmp_path: Path) -> None:
@@ -67,12 +111,13 @@ def test_executor_journals_progress_the_fixture_reports(tmp_path: Path) -> None:
     events = h.journal(plan_path.parent)
     steps = [e["step"] for e in events if e["ev"] == "progress"]
     assert steps and steps == sorted(steps) and max(steps) <= 6
-    # The default interval (60 s) lets at most one sample per run through a short run.
+    # The default interval (60 s) lets at most two samples per run through a short run:
+    # the first step it reports and the last, journalled when it exits.
     wd = tmp_path / "again"
     wd.mkdir()
     (wd / "plan.toml").write_bytes(plan_path.read_bytes())
     assert h.start(wd / "plan.toml", "--progress-every", "60").wait(60) == 0
-    assert sum(e["ev"] == "progress" for e in h.journal(wd)) <= 1
+    assert sum(e["ev"] == "progress" for e in h.journal(wd)) <= 2
     r = h.cli("run", str(plan_path), "--progress-every", "-1")
     assert r.returncode == 2 and "--progress-every" in r.stderr
 

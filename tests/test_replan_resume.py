@@ -13,6 +13,7 @@ from planner.run.observe import retimed_h
 from planner.run.params import run_fingerprint
 from planner.run.replan import replan
 from planner.run.replan_text import render
+from planner.run.resume import Resume
 from planner.run.status import render as render_status
 from planner.run.status import summarize
 from tests.replan_support import T0, JournalWriter, preset
@@ -51,7 +52,7 @@ def _duration_s(result, run_id: str) -> float:
 def test_only_the_steps_after_the_checkpoint_are_packed(tmp_path: Path) -> None:
     plan, slow, ws, hist = _interrupted(tmp_path)
     result = replan(plan, hist, ws, T0 + 10.0)
-    assert result.resuming == {slow.id: 5}
+    assert result.resuming == {slow.id: Resume(5, recorded=False)}
     assert slow.id in result.remaining
     # The five steps the checkpoint holds, at the observed 0.6 s, are not run again.
     full = retimed_h(slow, result.observed["slow"]) * 3600

@@ -4,12 +4,15 @@ status, dry run, the lock, and Ctrl-C."""
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import time
 from pathlib import Path
 
 import pytest
 
+from planner.run.observe import planned_step_s
+from tests.given_times import rewrite
 from tests.run_fixtures import harness as h
 
 
@@ -67,13 +70,22 @@ def test_run_again_reruns_nothing(finished: Path) -> None:
     assert not [e for e in h.journal(finished.parent)[before:] if e["ev"] == "started"]
 
 
-def test_status_counts_and_projection(finished: Path) -> None:
-    proc = h.cli("status", str(finished), "--json")
+def test_status_counts_and_projection(finished: Path, tmp_path: Path) -> None:
+    # The journal on given times (`tests/given_times.py`), in a copy: every step at half
+    # its planned time, however long the machine took.
+    plan = h.load(finished)
+    (tmp_path / "campaign-run").mkdir()
+    shutil.copy(finished, tmp_path / "plan.toml")
+    journal = tmp_path / "campaign-run" / "journal.jsonl"
+    shutil.copy(finished.parent / "campaign-run" / "journal.jsonl", journal)
+    rewrite(journal, plan, {v: 0.5 for v in planned_step_s(plan)}, time.time() - 10_000)
+    proc = h.cli("status", str(tmp_path), "--json")
     assert proc.returncode == 0, proc.stderr
     s = json.loads(proc.stdout)
     assert s["counts"] == {"done": 6, "running": 0, "pending": 0, "failed": 0, "blocked": 0}
-    assert s["no_longer_fit"] == [] and s["behind_s"] < 0  # seconds, where hours were planned
-    text = h.cli("status", str(finished)).stdout
+    assert s["no_longer_fit"] == [] and s["behind_s"] < 0
+    assert {v["ratio"] for v in s["observed"].values()} == {0.5}
+    text = h.cli("status", str(tmp_path)).stdout
     assert "6 done" in text and "ahead of the plan" in text
 
 
@@ -137,3 +149,27 @@ def test_ctrl_c_stops_children_and_the_next_run_resumes(tmp_path: Path) -> None:
                if len([e for e in t if e["ev"] == "start"]) == 2]
     assert len(resumed) == 2 and all([e for e in t if e["ev"] == "start"][1]["step"] > 0
                                      for t in resumed)
+
+
+def test_runs_left_running_are_adopted_with_a_line_saying_so(tmp_path: Path) -> None:
+    gate = tmp_path / "gate"  # runs hold at their first checkpoint until it exists
+    plan_path = h.make_plan(tmp_path / "p", h.preset(steps=20, step_s=0.002, every=5,
+                                                     robustness=[], gate=gate))
+    wd = plan_path.parent
+    plan = h.load(plan_path)
+    first = h.start(plan_path, out=wd / "first.out")
+    _wait_for(lambda: sum(any(e["ev"] == "ckpt" for e in t)
+                          for t in h.traces(plan, wd).values()) == 2)
+    first.send_signal(signal.SIGKILL)  # the executor alone: its runs live on
+    first.wait()
+    out = wd / "second.out"
+    second = h.start(plan_path, out=out)
+    _wait_for(lambda: out.exists() and "followed here" in out.read_text())
+    gate.touch()
+    assert second.wait(60) == 0, out.read_text()
+    lines = out.read_text().splitlines()
+    said = [line for line in lines if "still running from an earlier executor: not restarted"
+            in line]
+    assert len(said) == 1 and "adopted 2 runs" in said[0] and "Ctrl-C stops them" in said[0]
+    # It comes before anything else the executor does.
+    assert lines.index(said[0]) == 2 and not any(" started " in x for x in lines[:3])

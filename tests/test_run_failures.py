@@ -39,7 +39,7 @@ def test_failing_run_is_retried_then_failed_and_the_others_finish(tmp_path: Path
     failed = next(r for r in status["runs"] if r["id"] == ids["broken"])
     assert failed["exit_code"] == 3 and failed["attempts"] == 3
     text = h.cli("status", str(plan_path)).stdout
-    assert "exit 3" in text and "1 failed" in text
+    assert "exit code 3" in text and "1 failed" in text
 
     # Running again leaves a failed run failed...
     again = h.cli("run", str(plan_path), "--poll", "0.02")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from planner.run.slurm_trace import read_trace
 from tests.run_fixtures import harness as h
 
 
@@ -87,7 +88,7 @@ def test_the_grace_after_a_stop_follows_the_warning_time(tmp_path: Path) -> None
         seeds=(0,), variants={}, robustness=[], command=SLOW_SAVE, shell=True), "--time",
         "0:20")
     script = (out / "campaign.sbatch").read_text()
-    assert "#SBATCH --signal=B:USR1@10" in script and "\nWARN=10 " in script
+    assert "#SBATCH --signal=B:USR1@10" in script and "\nWARN_DEFAULT=10 " in script
     wd, run = plan_path.parent, h.load(plan_path).runs[0]
     task = subprocess.Popen(["bash", str(out / "campaign.sbatch")],
                             env=_env(tmp_path, CAMPAIGN_LINGER_S="1"),
@@ -101,6 +102,30 @@ def test_the_grace_after_a_stop_follows_the_warning_time(tmp_path: Path) -> None
     assert task.returncode == 75 and "has 9s to write its checkpoint" in stdout, stdout
     assert (wd / run.checkpoint_dir / "saved").exists(), "killed before it had saved"
     assert (tmp_path / "scontrol.calls").read_text() == "requeue 7_0\n"
+    assert not h.done_record(wd, run).exists()
+
+
+def test_a_term_to_the_batch_shell_gives_the_run_its_grace(tmp_path: Path) -> None:
+    # `scancel --batch --signal=TERM` signals the batch shell alone: the task stops the
+    # run with TERM and waits for it to save (9 s here, from a warning of 10 s), records
+    # the attempt's exit in the run's trace, and the run is interrupted, not finished.
+    plan_path, out = h.slurm_export(tmp_path, h.preset(
+        seeds=(0,), variants={}, robustness=[], command=SLOW_SAVE, shell=True))
+    wd, run = plan_path.parent, h.load(plan_path).runs[0]
+    task = subprocess.Popen(["bash", str(out / "campaign.sbatch"), "0", "10"],
+                            env=_env(tmp_path, CAMPAIGN_LINGER_S="1"),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 30
+    while not (wd / run.checkpoint_dir / "started").exists():
+        assert task.poll() is None and time.monotonic() < deadline
+        time.sleep(0.02)
+    task.send_signal(signal.SIGTERM)
+    stdout, _ = task.communicate(timeout=60)
+    assert task.returncode == 143 and "has 9s to write its checkpoint" in stdout, stdout
+    assert "cancelled: not finished" in stdout
+    assert (wd / run.checkpoint_dir / "saved").exists(), "killed before it had saved"
+    exits = [e for e in read_trace(wd, run) if e["ev"] == "exited"]
+    assert [e["outcome"] for e in exits] == ["interrupted"]
     assert not h.done_record(wd, run).exists()
 
 

@@ -51,6 +51,11 @@ def _option(call: list[str], name: str) -> str | None:
     return next((a.split("=", 1)[1] for a in call if a.startswith(f"{name}=")), None)
 
 
+def _script(call: list[str]) -> tuple[str, str]:
+    """The script a call submits, and the offset it gives it (the warning comes last)."""
+    return call[-3], call[-2]
+
+
 def _submit(out: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["bash", str(out / "submit.sh"), *args], env=env,
                           capture_output=True, text=True, timeout=60)
@@ -68,26 +73,27 @@ def test_arrays_are_split_to_fit_max_array_size(tmp_path: Path) -> None:
     proc = _submit(out, _bin(tmp_path, 3))
     assert proc.returncode == 0, proc.stderr
     calls = _calls(tmp_path)
-    mains = [c for c in calls if c[-2] == "campaign.sbatch"]
-    evals = [c for c in calls if c[-2] == "robustness.sbatch"]
+    mains = [c for c in calls if _script(c)[0] == "campaign.sbatch"]
+    evals = [c for c in calls if _script(c)[0] == "robustness.sbatch"]
     # 8 runs, at most 3 per array: 0-2, 3-5, 6-7, each told its offset.
-    assert [(_option(c, "--array"), c[-1]) for c in mains] == [
+    assert [(_option(c, "--array"), _script(c)[1]) for c in mains] == [
         ("0-2%2", "0"), ("0-2%2", "3"), ("0-1%2", "6")]
     # One evaluation array per training array; each task after its own run's task.
     assert len(evals) == len(mains)
     jobs = [str(101 + 2 * k) for k in range(len(mains))]
     for k, c in enumerate(evals):
         assert _option(c, "--dependency") == f"aftercorr:{jobs[k]}"
-        assert c[-1] == mains[k][-1] and _option(c, "--array").endswith("%2")
+        assert _script(c)[1] == _script(mains[k])[1] and _option(c, "--array").endswith("%2")
     assert "--kill-on-invalid-dep=yes" in evals[0]
     # Every index below MaxArraySize, every training run in exactly one array.
     covered = []
     for c in mains:
         lo, hi = (int(x) for x in _option(c, "--array").split("%")[0].split("-"))
         assert hi < 3
-        covered += [int(c[-1]) + i for i in range(lo, hi + 1)]
+        covered += [int(_script(c)[1]) + i for i in range(lo, hi + 1)]
     assert covered == list(range(8))
-    assert "submitted campaign.sbatch runs 6-7 as job 105" in proc.stdout
+    assert "submitted campaign.sbatch: 2 of runs 6-7, --time=0-00:10:00, as job 105" \
+        in proc.stdout
 
 
 def test_1002_runs_without_a_controller_go_in_arrays_of_1001(tmp_path: Path) -> None:
@@ -97,9 +103,9 @@ def test_1002_runs_without_a_controller_go_in_arrays_of_1001(tmp_path: Path) -> 
     runs = h.load(plan_path).runs
     assert len(runs) == 1002
     assert _submit(out, _bin(tmp_path, None)).returncode == 0  # scontrol does not answer
-    mains = [c for c in _calls(tmp_path) if c[-2] == "campaign.sbatch"]
-    assert [(_option(c, "--array"), c[-1]) for c in mains] == [("0-1000", "0"),
-                                                                ("0-0", "1001")]
+    mains = [c for c in _calls(tmp_path) if _script(c)[0] == "campaign.sbatch"]
+    assert [(_option(c, "--array"), _script(c)[1]) for c in mains] == [("0-1000%8", "0"),
+                                                                       ("0%8", "1001")]
     # Task 0 of the second array, given its offset, is the 1,002nd run.
     env = {**os.environ, "SLURM_ARRAY_TASK_ID": "0", "SLURM_JOB_ID": "9",
            "SLURM_ARRAY_JOB_ID": "9"}
@@ -115,7 +121,7 @@ def test_test_only_checks_every_array_and_queues_nothing(tmp_path: Path) -> None
     proc = _submit(out, _bin(tmp_path, 1001), "--test-only")
     assert proc.returncode == 0, proc.stderr
     calls = _calls(tmp_path)
-    assert [c[-2] for c in calls] == ["campaign.sbatch", "robustness.sbatch"]
+    assert [_script(c)[0] for c in calls] == ["campaign.sbatch", "robustness.sbatch"]
     assert all("--test-only" in c and "--parsable" not in c for c in calls)
     assert all(_option(c, "--dependency") is None for c in calls)
     assert proc.stderr.count("to start at") == 2

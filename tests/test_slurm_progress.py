@@ -16,8 +16,10 @@ from typing import Any
 import pytest
 
 from planner.run.journal import History, Workspace
+from planner.run.observe import planned_step_s
 from planner.run.slurm_trace import read_trace, trace_path
 from screens.progress_view import view
+from tests.given_times import rewrite
 from tests.replan_support import preset
 from tests.run_fixtures import harness as h
 
@@ -46,8 +48,15 @@ def _until(what, timeout: float = 30.0) -> None:
         time.sleep(0.02)
 
 
+GIVEN = {"baseline": 1.25, "slow": 2.5}
+"""Observed ÷ planned step time each variant is given: not the fixture trainer's own
+(1 and 2), so the figures can only come from the given times."""
+PAST = 10_000.0
+"""Seconds before now the given timeline starts: no event lies in the future."""
+
+
 def test_slurm_rates_come_out_as_the_executors(tmp_path: Path) -> None:
-    data = preset(seeds=(0,), window_s=120.0, step_s=0.15)
+    data = preset(seeds=(0,), window_s=120.0, step_s=0.05)
     plan_path, out = h.slurm_export(tmp_path / "slurm", data)
     plan = h.load(plan_path)
     for i, _ in enumerate(plan.runs):
@@ -58,25 +67,34 @@ def test_slurm_rates_come_out_as_the_executors(tmp_path: Path) -> None:
         assert [e["ev"] for e in events if e["ev"] in ("started", "exited")] == \
             ["started", "exited"]
         assert any(e["ev"] == "progress" for e in events)
+    executor_plan = h.make_plan(tmp_path / "run", data)
+    assert h.start(executor_plan, "--progress-every", "0").wait(60) == 0
+    journal = executor_plan.parent / "campaign-run" / "journal.jsonl"
+    assert any(json.loads(line)["ev"] == "progress" for line in journal.read_text().splitlines())
+    # The same given times in the tasks' traces and in the executor's journal.
+    t0 = clock = time.time() - PAST
+    for run in plan.runs:
+        clock = rewrite(trace_path(plan_path.parent, run), plan, GIVEN, clock)
+    rewrite(journal, h.load(executor_plan), GIVEN, t0)
     slurm = _json("status", str(plan_path))
     assert slurm["started"] and slurm["counts"]["done"] == len(plan.runs)
     assert "plan" not in slurm  # no session, so no plan path it ran
-    executor_plan = h.make_plan(tmp_path / "run", data)
-    assert h.start(executor_plan, "--progress-every", "0").wait(60) == 0
     run = _json("status", str(executor_plan))
-    for name, want in (("baseline", 1.0), ("slow", 2.0)):
+    assert run["counts"]["done"] == len(plan.runs)
+    planned = planned_step_s(plan)
+    for name, want in GIVEN.items():
         a, b = slurm["observed"][name], run["observed"][name]
         assert a["source"] == b["source"] == "observed" and a["runs"] == b["runs"] == 1
-        assert a["ratio"] == pytest.approx(want, rel=0.2)
-        assert a["ratio"] == pytest.approx(b["ratio"], rel=0.2)
+        assert a["ratio"] == b["ratio"] == pytest.approx(want, abs=1e-4)
+        assert a["seconds_per_step"] == b["seconds_per_step"] == \
+            pytest.approx(planned[name] * want, abs=1e-6)
     # The Progress screen draws them as done.
     v = view(plan, History(), Workspace(plan_path.parent))
     assert v.counts["done"] == len(plan.runs) and {b.state for b in v.bars} == {"done"}
     # replan reads the same records: no session is needed.
     rev = _json("replan", str(plan_path), "--out", str(tmp_path / "rev"))
     assert rev["revision"] == 1 and sorted(rev["finished"]) == sorted(r.id for r in plan.runs)
-    assert rev["observed"]["slow"]["ratio"] == pytest.approx(slurm["observed"]["slow"]["ratio"],
-                                                             rel=1e-3)
+    assert rev["observed"]["slow"]["ratio"] == slurm["observed"]["slow"]["ratio"]
 
 
 def test_a_running_task_is_running_and_a_cancelled_one_resumes(tmp_path: Path) -> None:
@@ -108,14 +126,15 @@ def test_a_running_task_is_running_and_a_cancelled_one_resumes(tmp_path: Path) -
     s = _json("status", str(plan_path))
     assert s["runs"][0]["state"] == "pending" and s["runs"][0]["detail"] == "interrupted"
     # Its checkpoint, as `run` sees it (lstat), and the steps reported before it: the
-    # replan packs only the steps after the newest of those.
+    # replan packs only the steps after the newest of those, the progress file's own
+    # (step 5, written just before the checkpoint) among them.
     events = read_trace(wd, run)
     ck = [e for e in events if e["ev"] == "checkpointed"][-1]
     assert ck["mtime"] == pytest.approx((wd / run.resume).lstat().st_mtime, abs=1e-6)
     before = [e["step"] for e in events if e["ev"] == "progress" and e["t"] <= ck["mtime"]]
     assert max(before, default=0) <= 5
     rev = _json("replan", str(plan_path), "--out", str(tmp_path / "r2"))
-    assert rev["resuming"].get(run.id, {}).get("from_step", 0) == max(before, default=0)
+    assert rev["resuming"][run.id]["from_step"] == 5 >= max(before, default=0)
     # Submitted again, the attempt is counted on from the trace and the run resumes.
     gate.touch()
     again = _task(out / "campaign.sbatch", 0)

@@ -68,3 +68,17 @@ async def test_the_scan_sees_a_cut() -> None:
         app.screen.query_one("#text-plan").soft_wrap = False
         await pilot.pause()
         assert any("#text-plan: lines wider" in line for line in cut(app.screen))
+
+
+@pytest.mark.parametrize("preset", ["ablation-7d", "embedding-7d"])
+async def test_the_key_bar_keeps_undo_with_the_timeline_focused(preset: str) -> None:
+    # The timeline's own keys are named on the line under it: the key bar keeps Undo.
+    app = make_app(preset)
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.press("3", "t")
+        await pilot.pause()
+        assert app.screen.query_one("#timeline").has_focus
+        assert cut(app.screen) == []
+        keys = " ".join(str(k.render()) for k in app.screen.query("FooterKey"))
+        assert "Undo" in keys and "Zoom" not in keys
+        assert "+/− zoom" in str(app.screen.query_one("#timeline-cursor").render())

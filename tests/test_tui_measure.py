@@ -21,7 +21,7 @@ class FakeProgress:
 
 def fake_measure(error: BaseException | None = None, result: Any = None) -> Any:
     def measure(preset: Any, catalog: Any, *, steps: Any = None, progress: Any = None,
-                cancel: threading.Event | None = None) -> Any:
+                cancel: threading.Event | None = None, source: str | None = None) -> Any:
         for i in range(3):
             if progress:
                 progress(FakeProgress(i + 1, 3, f"baseline: step {i + 1}/3"))
@@ -109,6 +109,23 @@ async def test_measured_figures_flow_into_the_plan() -> None:
             "entered"}
 
 
+async def test_the_measurement_is_told_the_preset_file() -> None:
+    # A transformers config.json named by the preset is looked for beside the preset.
+    app = make_app()
+    seen: list[str | None] = []
+
+    def measure(preset: Any, catalog: Any, *, source: str | None = None, **kwargs: Any) -> Any:
+        seen.append(source)
+        return measured(preset)
+
+    app.measure_fn = measure
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("4", "m")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    assert seen == ["ablation-7d.toml"]
+
+
 async def test_cancelling_a_measurement_keeps_the_partial_result() -> None:
     app = make_app()
     full = measured(app.workspace.preset)
@@ -116,7 +133,7 @@ async def test_cancelling_a_measurement_keeps_the_partial_result() -> None:
     started = threading.Event()
 
     def slow(preset: Any, catalog: Any, *, steps: Any = None, progress: Any = None,
-             cancel: threading.Event | None = None) -> Any:
+             cancel: threading.Event | None = None, source: str | None = None) -> Any:
         started.set()
         assert cancel is not None and cancel.wait(10)
         return result

@@ -155,3 +155,28 @@ def test_reserved_hours_and_the_end_are_drawn_however_narrow() -> None:
     for line in lines[:-1]:
         body = line.plain[5:]
         assert body[0] == "░" and body.rstrip().endswith("┃")
+
+
+@pytest.mark.parametrize("preset", ["ablation-3d", "ablation-7d", "ablation-30d"])
+def test_the_time_axis_speaks_one_unit(preset: str) -> None:
+    import re
+
+    from planner.campaign import plan_campaign
+    from planner.spec.catalog import load_catalog
+    from planner.spec.loading import load_preset
+
+    plan = plan_campaign(load_preset(preset)[0], load_catalog())
+    window = plan.campaign.window_hours
+    for width in (80, 120):
+        for zoom in range(4):
+            for start in (0.0, 30.0, 48.0, window / 3):
+                axis = draw(plan, width, View(zoom, start))[0][-1].plain
+                units = set(re.findall(r"\d(?:\.\d+)?([hd])\b", axis))
+                assert len(units) == 1, (width, zoom, start, axis)
+    # Whole days read as days when every mark is one; a 3-day window at 80 columns,
+    # marked every 12 hours, reads in hours throughout (`36h` never beside `2d`).
+    assert "7d end" in draw(plan_campaign(load_preset("ablation-7d")[0], load_catalog()),
+                            80)[0][-1].plain
+    if preset == "ablation-3d":
+        axis = draw(plan, 80)[0][-1].plain
+        assert "36h" in axis and "72h end" in axis and "d" not in axis.replace("end", "")

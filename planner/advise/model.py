@@ -77,6 +77,12 @@ class Option(Lax):
     """Those figures' provenance in words, e.g. `scaled from NVIDIA RTX A6000`."""
     needs: list[str] = []
     """What the order lacks to meet the goal (empty when it meets it)."""
+    sky: str = ""
+    """The order in SkyPilot's terms (`resources.accelerators`, e.g. `A6000:4`); empty when
+    SkyPilot names no such card."""
+    dstack: str = ""
+    """The order in dstack's terms (`resources.gpu`, e.g. `A6000:48GB:4`); empty when dstack
+    names no such card."""
 
 
 class FrontierCell(Lax):

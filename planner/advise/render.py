@@ -118,6 +118,22 @@ def headline(adv: Advice) -> str:
             f"{span(adv.windows)} {'day' if adv.windows == [1] else 'days'}; goal: {adv.goal}")
 
 
+def offer(options: list[Option]) -> str:
+    """The cheapest priced order meeting the goal, as the cloud launchers would be asked for
+    it; empty when no price is known (none is ever made up)."""
+    priced = [o for o in options if o.cost_total is not None and o.price_per_card_hour]
+    if not priced:
+        return ""
+    o = min(priced, key=lambda o: o.cost_total or 0.0)
+    hourly = (o.price_per_card_hour or 0.0) * o.cards
+    terms = [t for t in (f"SkyPilot {o.sky}" if o.sky else "",
+                         f"dstack {o.dstack} (max_price {hourly:,.2f})" if o.dstack else "")
+             if t]
+    return (f"Cheapest offer known: {o.card} × {o.cards}, {o.window_days} days at "
+            f"{o.price_per_card_hour:,.2f} {o.currency}/card-hour"
+            + (f"; {', '.join(terms)}" if terms else ""))
+
+
 def render(adv: Advice, top: int = 10) -> str:
     """The advice as text."""
     lines = [headline(adv)]
@@ -145,6 +161,9 @@ def render(adv: Advice, top: int = 10) -> str:
             lines.append(f"  … {len(adv.options) - top} more (--top N lists more, --json all)")
         best = adv.options[0]
         lines += ["", *wrap(f"Best: {reach(best)}; figures {'; '.join(best.figures)}")]
+        cheapest = offer(adv.options)
+        if cheapest:
+            lines += wrap(cheapest)
     else:
         lines.append(f"No order in the space meets the goal {adv.goal}.")
         if adv.best_reachable is not None:

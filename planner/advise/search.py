@@ -21,7 +21,7 @@ from planner.errors import InputError
 from planner.figures.estimates import DEFAULT_ESTIMATE, on_card
 from planner.figures.measurements import Measurements
 from planner.planning.plan import Plan
-from planner.spec.catalog import Catalog
+from planner.spec.catalog import Card, Catalog
 from planner.spec.costs import Estimate
 from planner.spec.preset import Preset
 
@@ -97,7 +97,7 @@ def advise(preset: Preset, catalog: Catalog, space: Space, goal: Goal, *,
                                     f"{'does' if len(unfit) == 1 else 'do'} not fit its "
                                     f"{catalog.cards[key].memory_gib:g} GB")
                     break
-            mine[(key, n, days)] = option_of(moved, plan, goal, days)
+            mine[(key, n, days)] = option_of(moved, plan, goal, days, catalog.cards[key])
         else:
             searched.append(key)
             planned.update(mine)
@@ -108,8 +108,10 @@ def advise(preset: Preset, catalog: Catalog, space: Space, goal: Goal, *,
     return _rank(preset, goal, space, searched, left_out, planned, skipped, budget)
 
 
-def option_of(preset: Preset, plan: Plan, goal: Goal, days: int) -> Option:
-    """One planned order as an option."""
+def option_of(preset: Preset, plan: Plan, goal: Goal, days: int,
+              card: Card | None = None) -> Option:
+    """One planned order as an option; with its `card`, named as the cloud launchers name
+    it."""
     s, c, a = plan.summary, plan.campaign, plan.assumptions
     emb = plan.embedding
     training = preset.training
@@ -133,7 +135,10 @@ def option_of(preset: Preset, plan: Plan, goal: Goal, days: int) -> Option:
         hours_left_h=round(c.usable_until_h - max(s.makespan_h, c.usable_from_h), 4),
         min_headroom_gib=headroom(plan), provenance=sorted({f.source for f in figures}),
         figures=list(dict.fromkeys(f.label() for f in figures)),
-        needs=needs(goal, preset, plan))
+        needs=needs(goal, preset, plan),
+        sky=f"{card.sky_name}:{c.cards}" if card and card.sky_name else "",
+        dstack=(f"{card.dstack_name}:{card.memory_gib:g}GB:{c.cards}"
+                if card and card.dstack_name else ""))
 
 
 def _sort_key(order: dict[str, int]) -> Callable[[Option], tuple[float, ...]]:

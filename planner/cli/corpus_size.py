@@ -107,7 +107,7 @@ def main(argv: Sequence[str]) -> int:
         f"({cm.step_time.steps} timed) → {s.padded_per_s:,.0f} padded, "
         f"{s.useful_per_s:,.0f} useful tokens/s",
         f"Peak        {humanize.naturalsize(s.peak_gib * 2**30, binary=True)} at that batch "
-        f"({cm.memory.method})",
+        f"({cm.memory.method if cm.memory else 'not measured'})",
     ]
     if s.run_budget < e.token_budget:
         lines.append(f"Too big     the preset's token_budget = {e.token_budget:,} does not fit: "

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from planner.cli.args import Parser, add_what_if, contact_of, created_at, what_if
 from planner.errors import InputError
+from planner.spec.printable import shown
 
 if TYPE_CHECKING:
     from planner.planning.packing import Solver
@@ -24,8 +25,8 @@ if TYPE_CHECKING:
 Command = Callable[[Sequence[str]], int]
 """A subcommand's entry point: its arguments in, its exit code out."""
 
-COMMANDS = ("presets", "cards", "schema", "measure", "compare", "advise", "check", "run",
-            "status", "slurm", "corpus", "embed", "report", "replan")
+COMMANDS = ("presets", "cards", "schema", "measure", "trial", "compare", "advise", "check",
+            "run", "status", "slurm", "corpus", "embed", "report", "replan", "sky", "dstack")
 """The subcommands; anything else is the plan command's arguments."""
 
 
@@ -35,9 +36,9 @@ def plan_parser() -> argparse.ArgumentParser:
         prog="campaign-planner",
         description="Plan what fits in a GPU rental window, from a preset, and export the "
                     "plan and the matching order.",
-        epilog="Other commands (each takes --help): presets, cards, schema, measure, "
+        epilog="Other commands (each takes --help): presets, cards, schema, measure, trial, "
                "compare, advise, check, corpus scan, corpus size, embed, run, status, replan, "
-               "slurm, report.",
+               "slurm, sky, dstack, report.",
     )
     p.add_argument("--preset", metavar="NAME|PATH",
                    help="shipped preset name (see `presets`) or a preset file; "
@@ -189,6 +190,9 @@ def _command(name: str) -> Command:
         case "measure":
             from planner.cli import measure
             return measure.main
+        case "trial":
+            from planner.cli import trial
+            return trial.main
         case "compare":
             from planner.cli import compare
             return compare.main
@@ -210,6 +214,9 @@ def _command(name: str) -> Command:
         case "replan":
             from planner.cli import replan
             return replan.main
+        case "sky" | "dstack":
+            from planner.cli import cloud
+            return cloud.sky_main if name == "sky" else cloud.dstack_main
         case _:
             from planner.cli import embed
             return embed.main
@@ -225,8 +232,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _command(args[0])(args[1:])
         return cmd_plan(args)
     except InputError as exc:
-        # One line, whatever the input held: a line break in a value is shown escaped.
-        message = str(exc).replace("\r", "\\r").replace("\n", "\\n")
+        # One line, whatever the input held: a line break or an escape in a value is
+        # shown escaped (`printable`).
+        message = shown(str(exc))
         print(f"campaign-planner: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -238,7 +246,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The output could not be written (a full disk, a terminal gone): one line, and
         # what is still buffered is dropped so that the exit does not fail on it again.
         _drop_stdout()
-        print(f"campaign-planner: error: cannot write the output: {exc.strerror or exc}",
+        what = exc.filename if exc.filename is not None else "the output"
+        print(f"campaign-planner: error: cannot write {what}: {exc.strerror or exc}",
               file=sys.stderr)
         return 1
 

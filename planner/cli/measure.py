@@ -39,7 +39,10 @@ def parser() -> Parser:
                "2 bad input (nothing written); 3 cannot measure here (no torch / no GPU); "
                "130 stopped with Ctrl-C (partial file written).")
     p.add_argument("--preset", metavar="NAME|PATH", required=True,
-                   help="shipped preset name or preset file with a [<kind>.measure] section")
+                   help="shipped preset name or preset file with a [<kind>.measure] section: "
+                        "reference = \"transformer\" / \"encoder\" (built-in), \"hf\" with "
+                        "config = \"config.json\" (any transformers architecture, random "
+                        "weights, nothing downloaded), or factory = \"module:function\"")
     p.add_argument("--out", metavar="FILE", required=True, help="measurements file to write")
     p.add_argument("--force", action="store_true", help="overwrite an existing --out file")
     p.add_argument("--steps", type=_positive, metavar="N",

@@ -56,7 +56,8 @@ def main(argv: Sequence[str]) -> int:
     result = replan(plan, hist, ws, now)
     rev = result.plan
     out = Path(args.out).expanduser() if args.out else plan_path.parent / f"revision-{rev.revision}"
-    replace_together(out, [(out / "plan.toml", plan_toml(rev))], force=args.force)
+    replace_together(out, [(out / "plan.toml", plan_toml(rev, out / "plan.toml"))],
+                     force=args.force)
     if args.json:
         print(json.dumps({**result.as_json(), "plan": str(out / "plan.toml")}, indent=2))
     else:

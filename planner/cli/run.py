@@ -49,16 +49,21 @@ def run_parser() -> Parser:
     p.add_argument("--progress-every", type=float, default=60.0, metavar="SECONDS",
                    help="journal the step a run reports (CAMPAIGN_PROGRESS) at most this "
                         "often per run (default 60)")
+    p.add_argument("--only", metavar="IDS",
+                   help="run only these runs (comma-separated ids; an evaluation with its "
+                        "run): one machine of several that each run part of the plan")
     return p
 
 
 def dry_run(plan: Plan, plan_path: Path, ws: Workspace, hist: History,
             cards: list[int], present: set[str] | None = None) -> str:
     """What `run` would do now, in words; `present` as for `prepare.check`."""
+    from planner.run.live import current
     from planner.run.observe import with_done_records
     from planner.run.once import folders_present, lock_held
-    from planner.run.status import current, executor_alive, groups_of, project
+    from planner.run.status import executor_alive, groups_of, project
     from planner.run.status_render import span
+    from planner.spec.printable import shown
 
     journalled = current(plan, hist)
     if present is None:  # where a run's lock can be
@@ -107,7 +112,9 @@ def dry_run(plan: Plan, plan_path: Path, ws: Workspace, hist: History,
         else:
             what = "fresh" if not run.depends_on else f"after {run.depends_on}"
         # A run's two lines as one text: the lines are joined by line breaks in the end.
-        lines.append(f"{head}{rid}  ({what}){how[run.shell]}{run.command}")
+        # A script's line breaks and escapes shown as such: one line, nothing the terminal
+        # would act on (`printable`).
+        lines.append(f"{head}{rid}  ({what}){how[run.shell]}{shown(run.command)}")
     for name in ("done", "failed", "blocked"):
         ids = [r.id for r in plan.runs if groups[r.id] == name and r.id not in elsewhere] \
             if name in counted else []
@@ -144,6 +151,8 @@ def cmd_run(argv: Sequence[str]) -> int:
         raise InputError(f"must be between 0 and {prepare.MAX_POLL_S:g} seconds",
                          field="--progress-every")
     plan, plan_path = _load(args.plan)
+    if args.only is not None:
+        plan = prepare.only(plan, args.only)
     cards = prepare.parse_cards(args.cards, plan)
     window_start = prepare.parse_time(args.window_start)
     ws = prepare.workspace(plan_path, args.workdir)
@@ -228,6 +237,8 @@ def cmd_status(argv: Sequence[str]) -> int:
 
 def cmd_slurm(argv: Sequence[str]) -> int:
     """Export a plan as SLURM job arrays."""
+    from planner.run import slurm_options
+
     p = Parser(prog="campaign-planner slurm",
                description="Export a plan as SLURM job arrays for a campaign over several "
                             "machines: one array task per run, with the manifest check, "
@@ -238,26 +249,41 @@ def cmd_slurm(argv: Sequence[str]) -> int:
                         "runs' manifests; on a filesystem every node sees")
     p.add_argument("--force", action="store_true", help="overwrite existing files")
     p.add_argument("--workdir", metavar="DIR",
-                   help=WORKDIR_HELP.replace("default:", "as every node sees it; default:"))
+                   help="the plan's folder as every node sees it: the plan's relative paths "
+                        "(checkpoints, resume paths, exports) resolve against it, "
+                        "campaign-run/ (logs, traces) is kept in it, and the tasks read the "
+                        "plan, and an export made inside the plan's folder, under it; "
+                        "default: the folder holding the plan")
     p.add_argument("--partition", metavar="NAME", help="SLURM partition")
     p.add_argument("--time", metavar="D-HH:MM:SS",
-                   help="time limit of one task (default: the longest run's planned "
-                        "duration plus 20%%); a task reaching it is requeued and resumes")
+                   help="time limit of every task; default: each array's own, its longest "
+                        "run's planned time plus 20%% (at least 10 minutes), runs of "
+                        "similar length sharing an array; a task reaching it is requeued "
+                        "and resumes")
     p.add_argument("--throttle", type=int, metavar="N",
-                   help="at most N tasks of an array at once")
+                   help="at most N tasks of each array at once (default: the plan's cards "
+                        "over a task's cards)")
     p.add_argument("--cpus-per-task", type=int, metavar="N",
-                   help="CPUs of one task (default: 8 per card of the task)")
+                   help="CPUs of one task (default per card: the catalog's host CPUs for "
+                        f"the plan's card, else {slurm_options.CPUS_PER_CARD})")
     p.add_argument("--mem", metavar="SIZE",
-                   help="host memory of one task, e.g. 64G (default: 32G per card)")
+                   help="host memory of one task, e.g. 64G (default per card: 3/4 of the "
+                        "catalog's host memory for the plan's card, else "
+                        f"{slurm_options.MEM_PER_CARD_GIB}G)")
+    p.add_argument("--export", metavar="LIST",
+                   help="variables of this shell the tasks get, comma-separated; +LIST adds "
+                        "to the default, ALL passes everything, NONE nothing (default: "
+                        f"{', '.join(slurm_options.EXPORT_DEFAULT)}; SLURM adds its own "
+                        "SLURM_*)")
     args = p.parse_args(argv)
     from planner.errors import InputError
-    from planner.run import slurm_options
     from planner.run.slurm import export
 
     if args.time is not None:
         slurm_options.time_seconds(args.time)
     slurm_options.cpus(args.cpus_per_task, 1)
     slurm_options.mem(args.mem, 1)
+    slurm_options.export_list(args.export)
     if args.throttle is not None and not 1 <= args.throttle <= 1_000_000:
         raise InputError("must be between 1 and 1000000", field="--throttle")
     if args.partition is not None and not re.fullmatch(r"[A-Za-z0-9_.,-]{1,200}",
@@ -271,7 +297,8 @@ def cmd_slurm(argv: Sequence[str]) -> int:
         raise InputError("exists and is not a folder", file=out, field="--out")
     written = export(plan, plan_path, out, ws.workdir, force=args.force,
                      partition=args.partition, time_limit=args.time, throttle=args.throttle,
-                     cpus_per_task=args.cpus_per_task, mem=args.mem)
+                     cpus_per_task=args.cpus_per_task, mem=args.mem,
+                     export_vars=args.export)
     print(f"Wrote {', '.join(str(w) for w in written)} and {len(plan.runs)} manifests")
     print(f"Submit with: {out / 'submit.sh'}   (follow with: squeue --me; sacct -j JOBID)")
     return 0

@@ -22,7 +22,7 @@ from planner.figures.measured import spec_of
 from planner.figures.scaling import Span, analytic_step_time, planned_on
 from planner.spec.catalog import Catalog
 from planner.spec.costs import Estimate, Figure
-from planner.spec.measure import MeasureSpec, resolve_reference
+from planner.spec.measure import BUILT_IN, MeasureSpec, resolve_reference
 from planner.spec.preset import Costed, Preset
 
 DISAGREE = 2.0
@@ -35,10 +35,10 @@ def _spec(preset: Preset) -> tuple[MeasureSpec | None, str]:
     t = preset.training
     model = t.model if t is not None else None
     if model is not None and model.params is None:
-        base = spec if spec is not None and spec.reference else MeasureSpec(
+        base = spec if spec is not None and spec.reference in BUILT_IN else MeasureSpec(
             reference="transformer")
         return base.model_copy(update=model.sizes()), "the model of [model]"
-    if spec is None or spec.reference is None:
+    if spec is None or spec.reference not in BUILT_IN:
         return None, ""
     return spec, "the measurement section's reference (a stand-in, not your model)"
 

@@ -10,7 +10,7 @@ from planner.figures.measured import spec_of
 from planner.figures.scaling import planned_on
 from planner.spec.catalog import Catalog
 from planner.spec.costs import Estimate, Figure
-from planner.spec.measure import resolve_reference
+from planner.spec.measure import BUILT_IN, resolve_reference
 from planner.spec.preset import Preset
 
 
@@ -35,7 +35,7 @@ def embedding_analytic(preset: Preset, key: str, catalog: Catalog,
     batch = (max(1, min(e.batch_size, e.grouped_budget // seq))
              if e.batching == "length-grouped" else e.batch_size)
     spec = spec_of(preset)
-    if spec is not None and spec.reference is not None:
+    if spec is not None and spec.reference in BUILT_IN:
         s, _ = resolve_reference(spec.model_copy(update={"seq_len": seq}), {})
         flops = reference_flops(s, batch, training=False) / (batch * seq)
         width, what = float(s["d_model"]), "the measurement section's reference encoder"

@@ -25,6 +25,7 @@ from planner.errors import InputError
 from planner.figures.scaling import analytic_step_time, planned_on, scale_step_time
 from planner.spec.catalog import Card, Catalog
 from planner.spec.costs import Estimate, Figure
+from planner.spec.hf_file import config_changed
 from planner.spec.matrix import Config, memory_budget
 from planner.spec.measure import MeasureSpec
 from planner.spec.preset import Preset, Training
@@ -78,16 +79,35 @@ def workload_fingerprint(preset: Preset) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def check_matches(preset: Preset, m: Measurements) -> list[str]:
-    """Refuse measurements of another workload; warnings for lesser mismatches."""
+def trial_fingerprint(preset: Preset) -> str:
+    """SHA-256 of `workload_settings` and the command a trial ran: a trial measured that
+    command, and a changed one is another workload."""
+    t = preset.training
+    settings = {**workload_settings(preset),
+                "command": t.command if t else "", "shell": t.shell if t else False}
+    text = json.dumps(settings, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def check_matches(preset: Preset, m: Measurements, source: str | None = None) -> list[str]:
+    """Refuse measurements of another workload; warnings for lesser mismatches. `source`:
+    the preset's file, beside which a transformers config file is looked for."""
     if m.kind != preset.campaign.kind:
         raise InputError(f"measured a {m.kind} campaign, the preset is {preset.campaign.kind}",
                          file=m.file, field="kind")
-    if m.workload.fingerprint != workload_fingerprint(preset):
+    if m.workload.source == "trial":
+        if m.workload.fingerprint != trial_fingerprint(preset):
+            raise InputError("trialled with another command or other workload settings "
+                             "(micro-batch, accumulation, cards per run) than the preset's: "
+                             "run the trial again", file=m.file, field="workload.fingerprint")
+    elif m.workload.fingerprint != workload_fingerprint(preset):
         raise InputError("measured with other workload settings (measurement section, "
                          "micro-batch, accumulation) than the preset's: measure again",
                          file=m.file, field="workload.fingerprint")
-    warnings: list[str] = []
+    spec = spec_of(preset)
+    warnings = (config_changed(spec.config, m.workload.spec.get("config_sha256"), source,
+                               f"{preset.campaign.kind}.measure.config", m.file)
+                if spec is not None and spec.reference == "hf" else [])
     if preset.training is not None:
         t = preset.training
         wanted = {"baseline": t.baseline.factors,
@@ -111,10 +131,36 @@ def _device_card(m: Measurements, catalog: Catalog) -> str:
     return m.device.card if m.device.card in catalog.cards else ""
 
 
+TRIAL = "trial of the command"
+"""How a figure taken by `campaign-planner trial` names its origin, after the device."""
+
+
+OUTCOME_WORDS = {"crashed": "crashed", "out-of-memory": "ran out of memory",
+                 "no-progress": "reported no progress", "measured": "measured"}
+"""A trialled configuration's outcome in words."""
+
+
+def device_label(m: Measurements) -> str:
+    """The device a figure names: a trial's says it timed the preset's own command."""
+    return f"{m.device.name} ({TRIAL})" if m.workload.source == "trial" else m.device.name
+
+
+_TRIAL_MEMORY = {
+    "reported": "peak_memory_bytes the command reported (its allocator's peak allocation: "
+                "the allocator's cache comes on top)",
+    "nvml": "the most memory in use on the run's cards, sampled with NVML during the trial, "
+            "less what was in use before it (the CUDA context and the allocator's cache "
+            "included)",
+}
+
+
 def memory_figure(cm: ConfigMeasurement, m: Measurements, card_key: str,
-                  catalog: Catalog) -> Figure:
-    """The peak memory figure of a configuration, labelled for `card_key`."""
+                  catalog: Catalog) -> Figure | None:
+    """The peak memory figure of a configuration, labelled for `card_key` (None: none was
+    measured)."""
     mem = cm.memory
+    if mem is None:
+        return None
     if mem.method == "fake-tensor":
         parts = ", ".join(f"{k} {getattr(mem, k + '_gib'):.2f}" for k in
                           ("weights", "gradients", "optimizer", "activations")
@@ -126,11 +172,13 @@ def memory_figure(cm: ConfigMeasurement, m: Measurements, card_key: str,
     same = _device_card(m, catalog) == card_key
     note = (f"max_memory_reserved at micro-batch {cm.micro_batch} (allocated "
             f"{mem.allocated_gib or 0:.2f} GiB, {mem.num_alloc_retries or 0} allocator retries)")
+    if mem.method in _TRIAL_MEMORY:
+        note = f"{_TRIAL_MEMORY[mem.method]} at micro-batch {cm.micro_batch}"
     if not same:
         note += "; carried over unchanged (same dtype and batch): allocator and library " \
                 "workspaces differ between cards"
     return Figure(value=mem.peak_gib, source="measured" if same else "scaled", card=card_key,
-                  device=m.device.name, note=note)
+                  device=device_label(m), note=note)
 
 
 CPU_KEPT = "measured on CPU: memory used, step times kept"
@@ -153,7 +201,7 @@ def step_figure(cm: ConfigMeasurement, m: Measurements, card_key: str, card: Car
     st = cm.step_time
     if m.device.kind == "cpu":
         return Figure(value=st.median_s, source="measured", card=card_key,
-                      device=m.device.name,
+                      device=device_label(m),
                       note=f"timed on {m.device.name}, planned as asked "
                            f"(--use-cpu-step-times): median of {st.steps} steps at "
                            f"micro-batch {cm.micro_batch} × "
@@ -161,7 +209,8 @@ def step_figure(cm: ConfigMeasurement, m: Measurements, card_key: str, card: Car
     src_key = _device_card(m, catalog)
     if src_key == card_key:
         mfu = f"; MFU {cm.mfu:.0%}" if cm.mfu is not None else ""
-        return Figure(value=st.median_s, source="measured", card=card_key, device=m.device.name,
+        return Figure(value=st.median_s, source="measured", card=card_key,
+                      device=device_label(m),
                       note=f"median of {st.steps} steps (p10 {st.p10_s:.4g} s, p90 "
                            f"{st.p90_s:.4g} s) at micro-batch {cm.micro_batch} × "
                            f"{cm.accumulation}{mfu}")
@@ -169,7 +218,7 @@ def step_figure(cm: ConfigMeasurement, m: Measurements, card_key: str, card: Car
         span = scale_step_time(st.median_s, cm.flops_per_step, src_key, card_key, catalog,
                                m.dtype)
         return Figure(value=span.pick(estimate), source="scaled", card=card_key,
-                      device=m.device.name, low=span.fast, high=span.slow,
+                      device=device_label(m), low=span.fast, high=span.slow,
                       note=f"measured {st.median_s:.4g} s on {src_key}; {span.note}; "
                            f"{planned_on(estimate)}")
     if not cm.flops_per_step:
@@ -204,6 +253,7 @@ def choose_batch(cm: ConfigMeasurement, training: Training, card_key: str,
                  budget: float) -> tuple[int, int, float, bool, str, str]:
     """(micro_batch, accumulation, peak, fits, reason, how) for one configuration."""
     per_card = training.micro_batch * training.accumulation
+    assert cm.memory is not None  # a configuration without memory keeps the plan's batch
     at, peak_at = cm.micro_batch, cm.memory.peak_gib
     slope = cm.memory.per_sample_gib
     b = cm.batch
@@ -252,14 +302,27 @@ def apply_training(preset: Preset, training: Training, cfgs: list[Config], m: Me
     warnings: list[str] = []
     for cfg in cfgs:
         cm = measured.get(cfg.name)
+        if cm is not None and cm.outcome != "measured":
+            warnings.append(f"{cfg.name}: its trial {OUTCOME_WORDS[cm.outcome]} "
+                            f"({cm.reason}): no figure from it; its previous figures are kept")
+            out.append(cfg)
+            continue
         if cm is None or (m.partial and cm.step_time is None):
             warnings.append(f"{cfg.name} is not in the measurements: its previous figures are "
                             "kept")
             out.append(cfg)
             continue
-        mc = multi_card(card, training.cards_per_run, cm.trainable_params)
-        mb, acc, peak, fits, reason, how = choose_batch(
-            cm, training, card_key, budget - (mc.extra_gib if mc else 0.0))
+        # A trial timed the run on all its cards: all-reduce and DDP memory are in it.
+        mc = None if m.workload.source == "trial" else multi_card(
+            card, training.cards_per_run, cm.trainable_params)
+        if cm.memory is None:
+            mb, acc, peak, fits, reason, how = (cfg.micro_batch, cfg.accumulation, cfg.peak_gib,
+                                                cfg.fits, cfg.reason, "")
+            warnings.append(f"{cfg.name}: no peak memory in the measurements (the command "
+                            "reported none): its previous memory figure is kept")
+        else:
+            mb, acc, peak, fits, reason, how = choose_batch(
+                cm, training, card_key, budget - (mc.extra_gib if mc else 0.0))
         step = cfg.step_time if smoke else step_figure(cm, m, card_key, card, catalog,
                                                        estimate, cpu_step_times)
         if mc is not None:
@@ -286,7 +349,8 @@ def apply_training(preset: Preset, training: Training, cfgs: list[Config], m: Me
                          f"{card_key} ({how}; planned peak {peak:.2f} of {budget:.1f} GiB)")
         warnings += [f"{cfg.name}: {flag}" for flag in cm.flags]
         out.append(cfg._replace(
-            step_time=step, peak_memory=memory_figure(cm, m, card_key, catalog),
+            step_time=step,
+            peak_memory=memory_figure(cm, m, card_key, catalog) or cfg.peak_memory,
             micro_batch=mb, accumulation=acc, peak_gib=peak, fits=fits, reason=reason,
             decision=decision))
     return out, notes, warnings
@@ -319,7 +383,7 @@ def apply_embedding(preset: Preset, m: Measurements, card_key: str, card: Card,
                         f"{e.run_dtype} (the command's --dtype): measure in the run's "
                         "precision, or give the command --dtype")
     budget = memory_budget(card, preset.overheads)
-    if cm.memory.peak_gib > budget:
+    if cm.memory is not None and cm.memory.peak_gib > budget:
         warnings.append(f"the longest batch peaks at {cm.memory.peak_gib:.1f} GiB, over the "
                         f"{budget:.1f} GiB usable on {card_key}: lower the token budget")
     new = e.model_copy(update={"throughput_tokens_per_s": fig})

@@ -46,8 +46,9 @@ class Device(Strict):
 class Workload(Strict):
     """The exact workload measured: the preset's measurement section and batch settings."""
 
-    source: Literal["reference", "factory"]
-    """A built-in reference workload or the user's factory."""
+    source: Literal["reference", "factory", "trial"]
+    """A built-in reference workload, the user's factory, or a trial of the preset's own
+    command (`campaign-planner trial`)."""
     spec: dict[str, Any]
     """The preset's measurement section, as it was."""
     micro_batch: int = Field(ge=1, le=bounds.BATCH)
@@ -78,11 +79,14 @@ class StepTime(Strict):
 class Memory(Strict):
     """Peak device memory of one step at the chosen micro-batch."""
 
-    method: Literal["cuda", "fake-tensor"]
+    method: Literal["cuda", "fake-tensor", "reported", "nvml"]
     """`cuda`: the allocator's peak statistics on the device; `fake-tensor`: an estimate from
-    one step traced under FakeTensorMode with torch's MemTracker (no GPU needed)."""
+    one step traced under FakeTensorMode with torch's MemTracker (no GPU needed);
+    `reported`: the `peak_memory_bytes` a trialled command reported in its progress file;
+    `nvml`: the card's used memory sampled with NVML during a trial."""
     peak_gib: float = Field(gt=0, le=bounds.GIB)
-    """The figure planned on: reserved memory (cuda) or the tracked peak (fake-tensor)."""
+    """The figure planned on: reserved memory (cuda), the tracked peak (fake-tensor), the
+    reported peak (reported) or the most used memory seen on a card of the run (nvml)."""
     allocated_gib: float | None = Field(default=None, ge=0, le=bounds.GIB)
     """`torch.cuda.max_memory_allocated` (cuda)."""
     reserved_gib: float | None = Field(default=None, ge=0, le=bounds.GIB)
@@ -99,6 +103,26 @@ class Memory(Strict):
     """Activations and backward temporaries at their peak (fake-tensor)."""
     per_sample_gib: float | None = Field(default=None, ge=0, le=bounds.GIB)
     """How much the peak grows per micro-batch sample (from two micro-batches)."""
+
+
+class TrialCost(Strict):
+    """What a trial of the command spent besides its timed steps."""
+
+    startup_s: float | None = Field(default=None, ge=0, le=bounds.MEASURED_SECONDS)
+    """From the process's start to its first progress report (None: it reported none)."""
+    warmup_s: float = Field(default=0.0, ge=0, le=bounds.MEASURED_SECONDS)
+    """From the first report to the start of the timed steps (warm-up, compilation)."""
+    warmup_steps: int = Field(default=0, ge=0, le=bounds.STEPS)
+    """Steps done before the timed ones."""
+    overhead_s: float | None = Field(default=None, ge=0, le=bounds.MEASURED_SECONDS)
+    """What a run pays once: the time to the first timed step less its steps before it at
+    the median step time. A plan from the file charges it as each run's start-up."""
+    wall_s: float = Field(default=0.0, ge=0, le=bounds.MEASURED_SECONDS)
+    """The configuration's whole trial, from its start to its stop."""
+    exit_code: int | None = None
+    """How the command ended (negative: killed by that signal; None: not known)."""
+    log: str = ""
+    """The command's output, kept in the trial's scratch folder."""
 
 
 class BatchChoice(Strict):
@@ -150,8 +174,8 @@ class ConfigMeasurement(Strict):
     """Tokens per timed step (reference workloads and embeddings)."""
     step_time: StepTime | None = None
     """Timing; absent when the configuration could not be timed (does not fit, cancelled)."""
-    memory: Memory
-    """Peak memory."""
+    memory: Memory | None = None
+    """Peak memory (absent where a trial's command reported none and no card was read)."""
     batch: BatchChoice | None = None
     """The micro-batch search for the target card (training)."""
     flops_per_step: float = Field(ge=0, le=bounds.FLOPS)
@@ -170,6 +194,12 @@ class ConfigMeasurement(Strict):
     dense peak; set only where it differs from `mfu`."""
     flags: list[str] = []
     """Things to look at: MFU above 100 % or below 5 %, allocator retries, a partial run."""
+    outcome: Literal["measured", "crashed", "out-of-memory", "no-progress"] = "measured"
+    """How a trial of the configuration went: anything but `measured` gives no figure."""
+    reason: str = ""
+    """Why a trialled configuration gave no figure, in words."""
+    trial: TrialCost | None = None
+    """What its trial cost (trials only)."""
 
 
 class Measurements(Strict):
@@ -231,7 +261,12 @@ def provenance(m: Measurements) -> MeasuredFrom:
     """The plan's record of a measurements file."""
     spec = m.workload.spec
     what = (f"reference {spec.get('reference')}" if m.workload.source == "reference"
+            else "trial of the command" if m.workload.source == "trial"
             else f"factory {spec.get('factory')}")
+    if m.workload.source == "reference" and spec.get("reference") == "hf":
+        config = spec.get("config")
+        what = (f"transformers config {config}" if isinstance(config, str) else
+                f"transformers {(config or {}).get('model_type', '?')} config (inline)")
     return MeasuredFrom(file=m.file, device=m.device.name, device_kind=m.device.kind,
                         compute_capability=m.device.compute_capability, torch=m.torch,
                         cuda=m.cuda, dtype=m.dtype, date=m.date, workload=what,

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import gc
 import os
-import platform
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ import torch
 
 from planner.figures.measurements import Device
 from planner.measure.base import DEVICE, MeasureUnavailable
+from planner.measure.device_names import cpu_model, match_card
 from planner.spec.catalog import Catalog
 
 GIB = 2**30
@@ -61,7 +61,7 @@ class Backend:
 
     def describe(self, catalog: Catalog) -> Device:
         """The device record written into measurements.toml."""
-        return Device(name=f"CPU {_cpu_model()}", kind="cpu", threads=self.threads)
+        return Device(name=f"CPU {cpu_model()}", kind="cpu", threads=self.threads)
 
     def time(self, step: Callable[[], None]) -> float:
         """Seconds one call of `step` takes."""
@@ -181,37 +181,3 @@ def make_backend(device: str, threads: int | None) -> Backend:
     if m[1] == "cuda" or (m[1] == "auto" and torch.cuda.is_available()):
         return CudaBackend(int(m[2] or 0))
     return Backend(threads)
-
-
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
-
-
-def _tokens(text: str) -> set[str]:
-    return set(text.lower().replace("-", " ").replace("(", " ").replace(")", " ").split())
-
-
-def match_card(name: str, cc: str, memory_gib: float, catalog: Catalog) -> str:
-    """The catalog key of a device, from its name, compute capability and memory; "" when
-    no single card matches."""
-    want = _tokens(name) - {"nvidia", "geforce"}
-    best: list[tuple[int, str]] = []
-    for key, card in catalog.cards.items():
-        if card.compute_capability != cc or abs(card.memory_gib - memory_gib) > 0.15 * (
-                card.memory_gib):
-            continue
-        have = _tokens(f"{card.name} {card.memory_type}") - {"nvidia", "geforce"}
-        if not want <= have and not (want & have):
-            continue
-        best.append((len(want & have), key))
-    best.sort(reverse=True)
-    if len(best) == 1 or (len(best) > 1 and best[0][0] > best[1][0]):
-        return best[0][1]
-    return ""

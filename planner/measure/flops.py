@@ -21,7 +21,7 @@ import torch.utils.checkpoint
 from torch.utils.flop_counter import FlopCounterMode
 
 from planner.measure import workloads
-from planner.measure.memory import forward_backward, quiet
+from planner.measure.memory import fake_module_moves, forward_backward, quiet
 from planner.measure.workloads import Builder
 
 
@@ -38,10 +38,26 @@ def no_recompute() -> Iterator[None]:
     saved = torch.utils.checkpoint.checkpoint, workloads.checkpoint
     torch.utils.checkpoint.checkpoint = direct  # type: ignore[assignment]
     workloads.checkpoint = direct  # type: ignore[assignment]
+    token = workloads.MODEL_FLOPS.set(True)
     try:
         yield
     finally:
         torch.utils.checkpoint.checkpoint, workloads.checkpoint = saved
+        workloads.MODEL_FLOPS.reset(token)
+
+
+@contextlib.contextmanager
+def _shapes_only(build: Builder) -> Iterator[torch.device]:
+    """Where to build for counting: the meta device, or fake tensors for a builder that asks
+    for them (transformers looks at its masks' values unless the tensors are fake, and a
+    meta tensor has no value to look at)."""
+    if not getattr(build, "fake_tensors", False):
+        yield torch.device("meta")
+        return
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode(), fake_module_moves():
+        yield torch.device("cpu")
 
 
 def count_flops(build: Builder, micro_batch: int, *, training: bool = True,
@@ -49,9 +65,9 @@ def count_flops(build: Builder, micro_batch: int, *, training: bool = True,
     """FLOPs of one micro-batch — forward and backward (training) or forward only — and
     the model's parameters and trainable parameters. `recompute`: count the forward passes
     activation checkpointing repeats in the backward pass (hardware FLOPs)."""
-    meta = torch.device("meta")
-    with quiet(), (contextlib.nullcontext() if recompute else no_recompute()):
-        w = build(meta)
+    with quiet(), (contextlib.nullcontext() if recompute else no_recompute()), \
+            _shapes_only(build) as device:
+        w = build(device)
         batch = w.make_batch(micro_batch)
         with FlopCounterMode(display=False) as counter:
             if training and w.training:

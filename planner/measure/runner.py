@@ -34,7 +34,7 @@ from planner.figures.measurements import (
 from planner.figures.multicard import multi_card
 from planner.figures.scaling import card_rates, mfu_flags
 from planner.measure.backend import GIB, Backend, make_backend
-from planner.measure.base import MeasureOOM
+from planner.measure.base import MeasureOOM, MeasureUnavailable
 from planner.measure.flops import count_flops, count_params
 from planner.measure.jobs import Job, jobs
 from planner.measure.memory import Estimate, fake_estimate, forward_only, train_step
@@ -280,7 +280,8 @@ def run(preset: Preset, catalog: Catalog, *, steps: int | None,
                   cancel, peak_tflops, dev, t.cards_per_run if t else 1)
     configs: list[ConfigMeasurement] = []
     by_key: dict[str, ConfigMeasurement] = {}
-    passthrough: tuple[type[BaseException], ...] = (InputError, *backend.oom_errors)
+    passthrough: tuple[type[BaseException], ...] = (InputError, MeasureUnavailable,
+                                                     *backend.oom_errors)
     for job in todo:
         if cancel.is_set():
             break
@@ -294,7 +295,7 @@ def run(preset: Preset, catalog: Catalog, *, steps: int | None,
         try:
             cm = m.measure(job)
         except MeasureOOM as exc:
-            exc.partial = record(preset, spec, dev, configs, True, command)
+            exc.partial = record(preset, spec, dev, configs, True, command, source)
             raise
         except passthrough:
             raise
@@ -302,7 +303,9 @@ def run(preset: Preset, catalog: Catalog, *, steps: int | None,
             if not job.factory:
                 raise
             # The user's model failed inside a step: bad input, said in one line.
-            raise InputError(f"{job.name}: the factory's model failed in a step: "
+            whose = ("the model built from the config" if job.factory.endswith(".config")
+                     else "the factory's model")
+            raise InputError(f"{job.name}: {whose} failed in a step: "
                              f"{type(exc).__name__}: {exc}".splitlines()[0], file=source,
                              field=job.factory) from None
         backend.clean_slate()  # the next configuration starts from an empty cache
@@ -311,4 +314,4 @@ def run(preset: Preset, catalog: Catalog, *, steps: int | None,
         configs.append(cm)
         if job.key:
             by_key[job.key] = cm
-    return record(preset, spec, dev, configs, cancel.is_set(), command)
+    return record(preset, spec, dev, configs, cancel.is_set(), command, source)

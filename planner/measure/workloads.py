@@ -22,6 +22,7 @@ is not a scalar), call `backward()` and step the optimizer. Random weights are f
 
 from __future__ import annotations
 
+import contextvars
 import importlib
 import math
 from collections.abc import Callable
@@ -57,6 +58,15 @@ class Workload:
 
 Builder = Callable[[torch.device], Workload]
 """Builds the workload on a device (real, meta, or CPU under FakeTensorMode)."""
+
+MODEL_FLOPS = contextvars.ContextVar("model_flops", default=False)
+"""Set while counting the model's FLOPs (`planner.measure.flops.no_recompute`): a builder
+whose checkpointing that cannot turn into a plain call builds without it."""
+
+
+def model_flops_only() -> bool:
+    """Whether the model is built to count its FLOPs without the recompute."""
+    return MODEL_FLOPS.get()
 
 
 class LoRALinear(nn.Module):
@@ -200,7 +210,8 @@ class ReferenceModel(nn.Module):
         return loss if aux_loss is None else loss + 0.1 * aux_loss
 
 
-def _optimizer(name: str, params: list[nn.Parameter]) -> torch.optim.Optimizer:
+def optimizer_for(name: str, params: list[nn.Parameter]) -> torch.optim.Optimizer:
+    """The optimizer `name` (adamw, adam, sgd) over `params`."""
     if name == "sgd":
         return torch.optim.SGD(params, lr=1e-3, momentum=0.9)
     cls = torch.optim.AdamW if name == "adamw" else torch.optim.Adam
@@ -214,7 +225,7 @@ def reference_builder(settings: dict[str, Any], *, encoder: bool) -> Builder:
         with torch.device(device):
             model = ReferenceModel(settings, encoder=encoder)
         trainable = [p for p in model.parameters() if p.requires_grad]
-        opt = None if encoder else _optimizer(settings["optimizer"], trainable)
+        opt = None if encoder else optimizer_for(settings["optimizer"], trainable)
         v, s = settings["vocab"], settings["seq_len"]
 
         def make_batch(micro_batch: int) -> Batch:

@@ -47,6 +47,10 @@ class PlanCampaign(Lax):
     """Price of one card-hour, when known."""
     currency: str = Field(default="USD", max_length=16)
     """Currency of the price."""
+    # Left out of plan.toml while on: a plan that names its runs reads as before.
+    tracking: bool = Field(default=True, exclude_if=operator.truth)
+    """Whether `run` and the SLURM task name the runs for W&B, MLflow and TensorBoard
+    through their environment variables (the preset's `tracking`)."""
 
     @field_validator("created")
     @classmethod

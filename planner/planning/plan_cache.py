@@ -42,10 +42,11 @@ _KEYS = dict.fromkeys(Run.model_fields).keys()
 
 
 _RULES = ("planning/plan_cache.py", "planning/plan_fast.py", "planning/plan_head.py",
-          "planning/plan_bulk.py", "planning/plan_split.py",
+          "planning/plan_bulk.py", "planning/plan_split.py", "planning/plan_seal.py",
           "planning/plan.py",
           "planning/plan_embedding.py", "planning/plan_rules.py", "planning/plan_text.py",
           "planning/export.py", "spec/paths.py", "spec/templates.py", "spec/bounds.py",
+          "spec/printable.py",
           "spec/base.py", "spec/preset.py")
 
 

@@ -4,7 +4,6 @@ re-timed by them, and the capacity the rest of the window still has."""
 from __future__ import annotations
 
 import math
-import os
 from operator import attrgetter, sub
 from pathlib import Path
 from typing import Any
@@ -18,22 +17,15 @@ from planner.run.observe import (
     observed_span,
     rates,
     remaining_h,
-    resume_step,
     resumed_h,
     retimed_h,
     startup_s,
 )
+from planner.run.resume import resume_from
 
 _SEED = attrgetter("seed")
 _ID, _VARIANT, _CARD = attrgetter("id"), attrgetter("variant"), attrgetter("card")
 _START, _END = attrgetter("start_h"), attrgetter("end_h")
-
-
-def resumes_from(run: Run, rec: RunRecord, workdir: Path | None) -> int:
-    """The step an interrupted run resumes from at least (0: from the start)."""
-    if not rec.attempts or workdir is None or not os.path.lexists(workdir / run.resume):
-        return 0
-    return resume_step(run, rec)
 
 
 def hours_left(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], now: float,
@@ -61,7 +53,8 @@ def hours_left(plan: Plan, recs: dict[str, RunRecord], groups: dict[str, str], n
             rec = recs[rid]
             # A run never started resumes from nothing: its re-timed hours.
             if rec.attempts:
-                out[rid] = resumed_h(run, get(run.variant), resumes_from(run, rec, workdir))
+                out[rid] = resumed_h(run, get(run.variant),
+                                     resume_from(run, rec, workdir).step)
             elif run.variant in as_planned:
                 out[rid] = run.end_h - run.start_h
             else:
@@ -77,12 +70,13 @@ def run_fields(run: Run, rec: RunRecord, group: str, now: float, rate: Rate | No
     t, steps = observed_span(run, rec, startup) if run.kind == "train" else (0.0, 0)
     step, how = (current_step(run, rec, now, rate, startup) if group == "running"
                  else (run.steps if group == "done" else 0, "exit" if group == "done" else ""))
+    resume = resume_from(run, rec, workdir) if group == "pending" else None
     return {
         "planned_s_per_step": rate.planned_seconds_per_step if rate else None,
         "observed_s_per_step": round(t / steps, 6) if steps else None,
         "step": step, "steps": run.steps, "progress": how or None,
-        "resumes_from_step": (resumes_from(run, rec, workdir) or None) if group == "pending"
-        else None,
+        "resumes_from_step": resume.step or None if resume else None,
+        "resumes_recorded": resume.recorded if resume and resume.step else None,
     }
 
 

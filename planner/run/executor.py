@@ -12,10 +12,8 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -30,24 +28,14 @@ from planner.run.procs import (
     alive,
     kill_leftovers,
     lock_path,
+    ours,
     run_lock,
     signal_group,
 )
 from planner.run.progress import PROGRESS_EVERY_S, Sampler
+from planner.run.resume import NONE, resume_from
+from planner.run.sampling import Active, Sampling
 from planner.run.status_render import span
-
-
-@dataclass
-class Active:
-    """A run whose process group is alive: started here, or adopted from a dead executor."""
-
-    run: Run
-    attempt: int
-    cards: list[int]
-    process: dict[str, Any]
-    proc: subprocess.Popen[bytes] | None
-    started: float
-    seen_checkpoint: float | None = None
 
 
 class Executor:
@@ -71,7 +59,8 @@ class Executor:
         """Runs whose launcher recorded no exit, and when they may be retried (back-off)."""
         self.stop_signal: int | None = None
         self.kill_now = False
-        self.progress = Sampler(ws.workdir, progress_every)
+        self.sampling = Sampling(Sampler(ws.workdir, progress_every), self.event,
+                                 self.say)
 
     def say(self, message: str) -> None:
         print(f"{time.strftime('%H:%M:%S')}  {message}", file=self.out, flush=True)
@@ -125,8 +114,18 @@ class Executor:
                     self.event("exited", run=rid, attempt=rec.attempts, code=None,
                                outcome="interrupted")
                     continue
-                self.finish(Active(run, rec.attempts, rec.cards, rec.process, None,
-                                   rec.started or 0.0))
+                left = Active(run, rec.attempts, rec.cards, rec.process, None,
+                              rec.started or 0.0)
+                # What it reported and saved since the last executor journalled it.
+                self.sampling.sample(left, time.time(), final=True)
+                self.finish(left)
+            elif not ours(rec.process, rid, self.ws.workdir):
+                # A line `run` cannot prove it wrote: the process it names is someone
+                # else's, and the run's lock, not this line, keeps the run from running twice.
+                self.say(f"left alone: pid {rec.process.get('pid')}, named for {rid} in the "
+                         f"journal, is not a run this planner started here")
+                self.event("exited", run=rid, attempt=rec.attempts, code=None,
+                           outcome="interrupted", unproven=True)
             elif run is None or rec.fingerprint != self.fps[rid]:
                 # Left running under parameters the accepted plan no longer has.
                 self.say(f"stopping {rid}: it runs with parameters no longer in the plan")
@@ -137,7 +136,14 @@ class Executor:
                 self.say(f"adopted {rid} (pid {rec.process['pid']}), still running from an "
                          f"earlier executor")
                 self.active[rid] = Active(run, rec.attempts, rec.cards, rec.process, None,
-                                          rec.started or 0.0, self._checkpoint_mtime(run))
+                                          rec.started or 0.0, self.sampling.checkpoint_mtime(run))
+        adopted = sum(a.proc is None for a in self.active.values())
+        if adopted:
+            # One line on what adopting means, whatever the lines above it said.
+            them = ("1 run", "it", "its") if adopted == 1 else (f"{adopted} runs", "them",
+                                                                "their")
+            self.say(f"adopted {them[0]} still running from an earlier executor: not "
+                     f"restarted, followed here to {them[2]} end (Ctrl-C stops {them[1]} too)")
 
     def dependency(self, run: Run) -> str:
         """`ok`, `wait`, or why the run can never start."""
@@ -214,14 +220,6 @@ class Executor:
         self.say(f"{run.id} finished before ({done_words(record)}): not run again")
         return True
 
-    def _checkpoint_mtime(self, run: Run) -> float | None:
-        if run.kind != "train":  # others read or share a folder: nothing of their own to see
-            return None
-        try:
-            return (self.ws.workdir / run.resume).lstat().st_mtime
-        except OSError:
-            return None
-
     def launch(self, run: Run, cards: list[int], lock: int) -> None:
         try:
             self._launch(run, cards, lock)
@@ -237,17 +235,21 @@ class Executor:
             self.say(f"refused: {problem}")
             return
         write_manifest(wd, run)
-        self.progress.forget(run)
+        # Where its checkpoint stands, read before its progress file goes with the attempt.
+        expect = resume_from(run, self.record(run.id), wd)
+        self.sampling.progress.forget(run)
         (wd / run.export_name).parent.mkdir(parents=True, exist_ok=True)
         attempt = self.record(run.id).attempts + 1
-        s = spawn(self.ws, run, cards, attempt, lock, self.plan_path, self.plan.campaign.id)
+        s = spawn(self.ws, run, cards, attempt, lock, self.plan_path, self.plan.campaign.id,
+                  self.plan.campaign.tracking)
         proc, process, resuming = s.proc, s.process, s.resuming
         self.event("started", run=run.id, attempt=attempt, cards=cards,
                    fingerprint=self.fps[run.id],
                    resume=str(wd / run.resume) if resuming else "", mode=s.mode, **process)
         go(proc)  # only now, with the start journalled, may the command begin
         self.active[run.id] = Active(run, attempt, cards, process, proc, time.time(),
-                                     self._checkpoint_mtime(run))
+                                     self.sampling.checkpoint_mtime(run),
+                                     expect if resuming else NONE)
         how = f"resuming from {run.resume}" if resuming and run.kind == "train" else "fresh"
         self.say(f"started {run.id} on card {','.join(map(str, cards))} "
                  f"(attempt {attempt}, {how})")
@@ -273,6 +275,7 @@ class Executor:
                     continue
             elif alive(a.process):
                 continue
+            self.sampling.sample(a, time.time(), final=True)
             self.finish(a)
 
     def finish(self, a: Active) -> None:
@@ -283,9 +286,15 @@ class Executor:
         if code != 0 and self._done_record(a.run):
             # The command completed and said so before its exit record was lost.
             recorded, code = True, 0
-        if not recorded and a.process.get("pid"):
+        if not recorded and isinstance(a.process.get("pid"), int):
             # The launcher died without a record: make sure nothing of the run lives on.
-            kill_leftovers(a.process["pid"], rid)
+            kill_leftovers(a.process["pid"], rid, a.process.get("token") or "",
+                           self.ws.workdir)
+        if a.refused:
+            self.say(f"{rid} failed: {a.refused}")
+            self.event("exited", run=rid, attempt=a.attempt, code=code, outcome="failed",
+                       reason=a.refused)
+            return
         took = span(time.time() - a.started)
         unrecorded = not recorded and a.proc is not None and self.stop_signal is None
         if unrecorded and a.proc is not None:
@@ -313,17 +322,10 @@ class Executor:
         self.event("exited", run=rid, attempt=a.attempt, code=code, outcome=outcome)
 
     def observe(self) -> None:
-        """Journal a checkpoint when a training run's resume path changes, and the step a
-        run reports (`planner.run.progress`)."""
+        """Journal what each running run reports and saves (`Sampling.sample`)."""
         now = time.time()
-        for a in self.active.values():
-            step = self.progress.due(a.run, now)
-            if step is not None:
-                self.event("progress", run=a.run.id, attempt=a.attempt, step=step)
-            mtime = self._checkpoint_mtime(a.run)
-            if mtime is not None and mtime != a.seen_checkpoint:
-                a.seen_checkpoint = mtime
-                self.event("checkpointed", run=a.run.id, attempt=a.attempt, mtime=mtime)
+        for a in list(self.active.values()):
+            self.sampling.sample(a, now)
 
     def stop(self) -> None:
         """Stop every run's process group: SIGTERM, then SIGKILL after the grace period."""
@@ -333,16 +335,22 @@ class Executor:
             self.say(f"{name}: stopping {len(self.active)} run(s); SIGKILL in "
                      f"{span(self.grace)} (Ctrl-C again: now)")
         for a in self.active.values():
-            signal_group(a.process["pid"], signal.SIGTERM)
+            self._signal(a, signal.SIGTERM)
         deadline = time.monotonic() + self.grace
         killed = False
         while self.active:
             self.reap()
             if self.active and not killed and (self.kill_now or time.monotonic() > deadline):
                 for a in self.active.values():
-                    signal_group(a.process["pid"], signal.SIGKILL)
+                    self._signal(a, signal.SIGKILL)
                 killed = True
             time.sleep(min(self.poll, 0.05))
+
+    def _signal(self, a: Active, sig: signal.Signals) -> None:
+        # A launcher of this executor is its child: its pid cannot be reused before it is
+        # reaped. An adopted one is proven again, in case its pid has been reused since.
+        if a.proc is not None or ours(a.process, a.run.id, self.ws.workdir):
+            signal_group(a.process["pid"], sig)
 
     def report(self) -> int:
         states = [self.record(r.id).state for r in self.plan.runs]

@@ -31,8 +31,9 @@ class Spawned:
 
 
 def spawn(ws: Workspace, run: Run, cards: list[int], attempt: int, lock: int,
-          plan_path: Path, campaign_id: str) -> Spawned:
-    """Start the launcher of `attempt`; it holds `lock` and waits for `go()`."""
+          plan_path: Path, campaign_id: str, tracking: bool = True) -> Spawned:
+    """Start the launcher of `attempt`; it holds `lock` and waits for `go()`; `tracking`:
+    whether the run gets its W&B, MLflow and TensorBoard names."""
     wd = ws.workdir
     token = secrets.token_hex(4)
     exit_file = ws.exit_record(run.id, attempt, token)
@@ -46,7 +47,7 @@ def spawn(ws: Workspace, run: Run, cards: list[int], attempt: int, lock: int,
                   f"card(s) {cards} ({mode}); resume: "
                   f"{run.resume if resuming else 'none'}\n".encode())
         log.flush()
-        env = run_env(run, wd, cards, attempt, plan_path, campaign_id)
+        env = run_env(run, wd, cards, attempt, plan_path, campaign_id, tracking, token)
         proc = subprocess.Popen(
             [sys.executable, "-I", str(SHIM), str(exit_file), "--lock", str(lock),
              "--done", str(done_path(wd, run)), run_fingerprint(run), "--exec", *run.argv],

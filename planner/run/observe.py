@@ -1,11 +1,13 @@
-"""Observed step times: each variant's seconds per step from its runs' progress and exits.
+"""Observed step times: each variant's seconds per step from the progress its runs report.
 
-A run's attempts are read from its journal trace: each `progress` sample is a point, and
-a finish the run's last step; a fresh start is step 0 (after the planned startup) only when
-the attempt reported at most one step, since a process's start is not a step. The time
-between the first and last point of an attempt over the steps between them is what the
-attempt shows; a variant's rate sums its runs'. A variant nothing was seen of takes the
-campaign's observed/planned ratio, and says so.
+A run's attempts are read from its journal trace. An attempt's step time is the time
+between its first and last timed `progress` samples (those not marked `warmup`) over the
+steps between them: between two reported steps, so a process's start-up, warm-up and
+first step never count. Until an attempt has two such samples it shows nothing. An attempt
+of a run that reports no progress at all shows its start (plus the planned start-up) to
+its finish. A variant's rate sums its runs'; a variant nothing was seen of takes the
+campaign's observed/planned ratio, and says so, and while nothing at all was seen every
+variant is `not yet observed` (its planned step time stands in, and is labelled so).
 """
 
 from __future__ import annotations
@@ -21,7 +23,10 @@ from planner.run.journal import RunRecord
 from planner.run.once import folders_present, read_done
 from planner.run.params import run_fingerprint
 
-OBSERVED, CAMPAIGN, PLANNED = "observed", "campaign ratio", "planned"
+OBSERVED, CAMPAIGN, PLANNED = "observed", "campaign ratio", "not yet observed"
+AT_SLACK_S = 3600.0
+"""A sample's `at` (when the run wrote it) further than this before its journal time is
+not believed: the journal's own time stands."""
 
 
 @dataclass(frozen=True)
@@ -37,11 +42,26 @@ class Rate:
     source: str
     """`observed`, `campaign ratio` (the campaign's observed/planned ratio) or `planned`."""
 
+    @property
+    def seen(self) -> bool:
+        """Whether any step time was observed (this variant's, or the campaign's ratio)."""
+        return self.source != PLANNED
+
     def as_json(self) -> dict[str, Any]:
-        """The rate as `--json` prints it."""
-        return {"seconds_per_step": round(self.seconds_per_step, 6),
+        """The rate as `--json` prints it; null figures while nothing was observed."""
+        return {"seconds_per_step": round(self.seconds_per_step, 6) if self.seen else None,
                 "planned_seconds_per_step": round(self.planned_seconds_per_step, 6),
-                "ratio": round(self.ratio, 4), "runs": self.runs, "source": self.source}
+                "ratio": round(self.ratio, 4) if self.seen else None, "runs": self.runs,
+                "source": self.source}
+
+    def words(self) -> str:
+        """`0.62 s/step, 2.07× planned (observed, 1 run(s))`, or `not yet observed`."""
+        if not self.seen:
+            return (f"not yet observed (planned {self.planned_seconds_per_step:.3g} s/step "
+                    "assumed)")
+        runs = f", {self.runs} run(s)" if self.runs else ""
+        return (f"{self.seconds_per_step:.3g} s/step, {self.ratio:.2f}× planned "
+                f"({self.source}{runs})")
 
 
 def planned_step_s(plan: Plan) -> dict[str, float]:
@@ -54,36 +74,49 @@ def startup_s(plan: Plan) -> float:
     return plan.assumptions.overheads.startup_minutes * 60
 
 
+def sample_time(e: dict[str, Any]) -> float:
+    """When a `progress` sample's step was reported: the file's time the executor saw, or
+    the journal's time of the sample."""
+    at, t = e.get("at"), e["t"]
+    if isinstance(at, int | float) and not isinstance(at, bool) and \
+            t - AT_SLACK_S <= at <= t + 1.0:
+        return float(at)
+    return float(t)
+
+
 def observed_span(run: Run, rec: RunRecord, startup: float, until: float | None = None
                   ) -> tuple[float, int]:
     """(seconds, steps) the run's attempts show; `until` ends a running attempt's span."""
     total_t, total_steps = 0.0, 0
-    points: list[tuple[float, int]] = []
-    sampled = True
-    """Whether `points` starts at a reported step (no start point to drop)."""
+    samples: list[tuple[float, int]] = []
+    reported = False
+    """Whether the attempt reported any step (warm-up too)."""
+    begin: float | None = None
+    """A fresh attempt's start plus the planned start-up (for a run that reports nothing)."""
 
-    def close() -> None:
+    def close(finish: float | None) -> None:
         nonlocal total_t, total_steps
-        use = points
-        if len(points) > 2 and points[1][1] < points[-1][1] and not sampled:
-            use = points[1:]  # reported steps alone: the process's start is not a step
-        if len(use) >= 2 and use[-1][1] > use[0][1]:
-            total_t += max(use[-1][0] - use[0][0], 0.0)
-            total_steps += use[-1][1] - use[0][1]
+        points = samples
+        if not reported and begin is not None and finish is not None:
+            points = [(begin, 0), (finish, run.steps)]
+        if len(points) >= 2 and points[-1][1] > points[0][1]:
+            total_t += max(points[-1][0] - points[0][0], 0.0)
+            total_steps += points[-1][1] - points[0][1]
 
     for e in rec.trace:
-        if e["ev"] == "started":
-            close()
-            sampled = bool(e.get("resume"))
-            points = [] if sampled else [(e["t"] + startup, 0)]
-        elif e["ev"] == "progress" and (until is None or e["t"] <= until):
-            points.append((e["t"], e["step"]))
-        elif e["ev"] == "exited":
-            if e["outcome"] == "finished" and run.steps:
-                points.append((e["t"], run.steps))
-            close()
-            points = []
-    close()
+        ev = e["ev"]
+        if ev == "started":
+            close(None)
+            samples, reported = [], False
+            begin = None if e.get("resume") else e["t"] + startup
+        elif ev == "progress" and (until is None or e["t"] <= until):
+            reported = True
+            if not e.get("warmup"):
+                samples.append((sample_time(e), e["step"]))
+        elif ev == "exited":
+            close(e["t"] if e["outcome"] == "finished" and run.steps else None)
+            samples, reported, begin = [], False, None
+    close(None)
     return total_t, total_steps
 
 
@@ -131,31 +164,6 @@ def retimed_h(run: Run, rate: Rate | None) -> float:
         return planned
     extra = run.steps * (rate.seconds_per_step - rate.planned_seconds_per_step) / 3600
     return max(planned + extra, 0.0)
-
-
-RESUME_HOW = "reported before its latest checkpoint"
-"""How the step an interrupted run resumes from is known (a lower bound)."""
-
-
-def resume_step(run: Run, rec: RunRecord) -> int:
-    """A step the run's latest checkpoint holds at least: the newest step it reported in
-    the attempt that wrote that checkpoint, no later than the checkpoint was written (the
-    run was at least there then). 0 when nothing says so, or an attempt since started
-    afresh. Only a conservative bound: the checkpoint may hold more."""
-    if run.kind != "train" or not run.steps:
-        return 0
-    ck: dict[str, Any] | None = None
-    afresh = False
-    for e in rec.trace:
-        if e["ev"] == "checkpointed" and isinstance(e.get("mtime"), int | float):
-            ck, afresh = e, False
-        elif e["ev"] == "started" and ck is not None and not e.get("resume"):
-            afresh = True
-    if ck is None or afresh:
-        return 0
-    steps = [e["step"] for e in rec.trace if e["ev"] == "progress"
-             and e.get("attempt") == ck.get("attempt") and e["t"] <= ck["mtime"]]
-    return min(max(steps, default=0), run.steps)
 
 
 def resumed_h(run: Run, rate: Rate | None, from_step: int) -> float:

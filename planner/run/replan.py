@@ -3,7 +3,6 @@ what is left packed into the rest of the window (`planner.planning.replan`)."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,19 +11,10 @@ from planner.planning.plan import NotFitting, Plan, Run, TableRow, plan_id
 from planner.planning.replan import Left, pack_rest
 from planner.run.clock import capacity_left
 from planner.run.journal import History, RunRecord, Workspace
-from planner.run.observe import (
-    RESUME_HOW,
-    Rate,
-    rates,
-    remaining_h,
-    resume_step,
-    resumed_h,
-    startup_s,
-    with_done_records,
-)
-from planner.run.params import run_fingerprint
+from planner.run.live import live
+from planner.run.observe import Rate, remaining_h, resumed_h, startup_s
 from planner.run.procs import alive
-from planner.run.slurm_trace import with_traces
+from planner.run.resume import Resume, resume_from
 
 
 @dataclass
@@ -40,8 +30,8 @@ class Replan:
     added: list[str] = field(default_factory=list)
     observed: dict[str, Rate] = field(default_factory=dict)
     projected_end_h: float = 0.0
-    resuming: dict[str, int] = field(default_factory=dict)
-    """Interrupted runs re-timed from the step their checkpoint holds at least."""
+    resuming: dict[str, Resume] = field(default_factory=dict)
+    """Interrupted runs re-timed from the step their checkpoint holds."""
     room_left: dict[str, Any] = field(default_factory=dict)
     """Card-hours the window holds beyond the revision, and how many more seed sets that
     is by card-hours alone (`planner.run.clock.capacity_left`)."""
@@ -54,18 +44,9 @@ class Replan:
                 "dropped": [d.model_dump() for d in self.dropped], "added": self.added,
                 "observed": {k: v.as_json() for k, v in self.observed.items()},
                 "projected_end_h": round(self.projected_end_h, 6),
-                "resuming": {k: {"from_step": n, "how": RESUME_HOW}
-                             for k, n in self.resuming.items()},
+                "resuming": {k: {"from_step": r.step, "recorded": r.recorded, "how": r.how}
+                             for k, r in self.resuming.items()},
                 "room_left": self.room_left}
-
-
-def records(plan: Plan, hist: History) -> dict[str, RunRecord]:
-    """Each run's record (held runs too) under its parameters; fresh when they changed."""
-    out = {}
-    for run in [*plan.runs, *plan.held]:
-        rec = hist.runs.get(run.id)
-        out[run.id] = rec if rec and rec.fingerprint == run_fingerprint(run) else RunRecord(run.id)
-    return out
 
 
 def check_journal(plan: Plan, hist: History, ws: Workspace) -> float:
@@ -88,13 +69,12 @@ def _slots(rec: RunRecord, hist: History, n: int) -> list[int]:
 
 def replan(plan: Plan, hist: History, ws: Workspace, now: float) -> Replan:
     """The revision of `plan` at POSIX time `now`."""
-    hist = with_traces(plan, hist, ws.workdir, until=now)
+    figures = live(plan, hist, ws, now)  # the same figures as `status` and the screen
+    hist, recs, observed = figures.hist, figures.recs, figures.observed
     origin = check_journal(plan, hist, ws)
     now_h = (now - origin) / 3600
     if now_h < 0:
         raise InputError(f"is {-now_h:.3f} h before the window's start", field="--at")
-    recs = with_done_records([*plan.runs, *plan.held], records(plan, hist), ws.workdir)
-    observed = rates(plan, recs)
     startup = startup_s(plan)
     c = plan.campaign
     n = len(hist.cards) or c.cards
@@ -132,12 +112,11 @@ def replan(plan: Plan, hist: History, ws: Workspace, now: float) -> Replan:
         parent = r.depends_on
         rec = recs[r.id]
         # An interrupted run resumes from its checkpoint: only the steps after it are left.
-        step = (resume_step(r, rec) if rec.attempts
-                and os.path.lexists(ws.workdir / r.resume) else 0)
-        if step:
-            out.resuming[r.id] = step
+        resume = resume_from(r, rec, ws.workdir)
+        if resume.step:
+            out.resuming[r.id] = resume
         left_runs.append(Left(
-            resumed_h(r, observed.get(r.variant), step), len(r.card),
+            resumed_h(r, observed.get(r.variant), resume.step), len(r.card),
             r.seed if r.kind == "train" and r.seed is not None else -1,
             index.get(parent, -1), ends.get(parent, 0.0)))
     blocked = {r.id for r in candidates
@@ -183,14 +162,14 @@ def _why(run: Run, recs: dict[str, RunRecord], observed: dict[str, Rate], until:
                    and recs[run.depends_on].state == "failed"):
         return f"it evaluates {run.depends_on}, which failed"
     rate = observed.get(run.variant)
-    pace = "" if rate is None else (
-        f" at {rate.seconds_per_step:.3g} s/step, {rate.ratio:.2f}× planned "
-        f"({rate.source}{f', {rate.runs} run(s)' if rate.runs else ''})")
+    pace = "" if rate is None else f" at {rate.words()}" if rate.seen else \
+        f" at its planned step time (step time {rate.source})"
     return f"no longer ends by hour {until:g} of the usable window{pace}"
 
 
 def _decision(out: Replan, observed: dict[str, Rate]) -> str:
-    paces = ", ".join(f"{k} {v.ratio:.2f}× ({v.source})" for k, v in observed.items())
+    paces = ", ".join(f"{k} {v.ratio:.2f}× ({v.source})" if v.seen else f"{k} {v.source}"
+                      for k, v in observed.items())
     return (f"revision {out.plan.revision + 1} at hour {out.now_h:.3f}: {len(out.finished)} "
             f"finished, {len(out.running)} running, {len(out.remaining)} re-timed, "
             f"{len(out.dropped)} dropped, {len(out.added)} added; step times {paces}")

@@ -20,14 +20,12 @@ def render(r: Replan, written: Path, workdir: Path) -> str:
              f"Runs      {len(r.finished)} finished · {len(r.running)} running · "
              f"{len(r.remaining)} re-timed · {len(r.dropped)} dropped · {len(r.added)} added"]
     for name, rate in r.observed.items():
-        lines.append(f"Step time {name}: {rate.seconds_per_step:.4g} s/step, "
-                     f"{rate.ratio:.2f}× planned ({rate.source}"
-                     f"{f', {rate.runs} run(s)' if rate.runs else ''})")
+        lines.append(f"Step time {name}: {rate.words()}")
     lines.append(f"Projected last run ends at hour {r.projected_end_h:.3f}; runs must end by "
                  f"hour {c.usable_until_h:g}")
-    for rid, step in r.resuming.items():
-        lines.append(f"Resumes   {rid} from step {step} at least (the step it reported "
-                     "before its latest checkpoint)")
+    for rid, resume in r.resuming.items():
+        lines.append(f"Resumes   {rid} from step {resume.step}"
+                     f"{'' if resume.recorded else ' at least'} ({resume.how})")
     for d in r.dropped:
         lines.append(f"No longer fits  {d.id}: {d.reason}")
     if r.added:

@@ -1,17 +1,23 @@
 """The bash of one SLURM array task: one run (or a training run's evaluations, in turn) with
 the executor's rules.
 
-The task takes the run's lock beside its checkpoints, reads the run's done record only
-once the lock is held (a run that finished while the lock was slow to come is not run
-again), checks the manifest, resumes from the latest checkpoint, retries up to the run's
-limit, writes one log per run, and on success the done record `run` reads too. Nothing is
-written through a link: each path is checked with `-L` (lstat) first, new files are made
-exclusively (mktemp, noclobber) and renamed into place with `mv -T`, which replaces a link
-and never follows it.
+The task checks that the run table (`slurm_table.py`) is the one its script was exported
+with, reads its run's line, takes the run's lock beside its checkpoints, reads the run's
+done record only once the lock is held (a run that finished while the lock was slow to
+come is not run again), checks the manifest, resumes from the latest checkpoint, retries
+up to the run's limit, writes one log per run, and on success the done record `run` reads
+too. Nothing is written through a link: each path is checked with `-L` (lstat) first, new
+files are made exclusively (mktemp, noclobber) and renamed into place with `mv -T`, which
+replaces a link and never follows it.
 
-A stop (scancel's TERM, or the time-limit warning USR1) gives the run until the time limit
-less a margin (`GRACE`, from the warning time) to write its checkpoint before it is
-killed; processes of a run that ended on its own get `CAMPAIGN_LINGER_S` (60 s).
+Stops. The time-limit warning (USR1, sent to this batch shell by `--signal=B:USR1@W`
+W seconds before the limit) and a TERM sent to this batch shell alone
+(`scancel --batch --signal=TERM`) give the run GRACE seconds (W less a margin kept for
+the requeue) to write its checkpoint before it is killed. A plain `scancel` is not such a
+stop: SLURM sends TERM to every process of the job at once and kills them all after the
+cluster's KillWait (30 s by default), whatever this script does; a run that needs longer
+to checkpoint loses that checkpoint, and its trace may have no exit. Processes of a run
+that ended on its own get `CAMPAIGN_LINGER_S` (60 s).
 
 Beside the done record the task keeps the run's trace, `<run id>.attempts.jsonl`: each
 attempt's start and exit and a few of the steps the run reported (its first, the newest,
@@ -24,6 +30,11 @@ from __future__ import annotations
 
 FUNCTIONS = r"""
 say() { printf '%s  %s\n' "$(date '+%F %T')" "$*"; }
+# The array's offset in the table, and the seconds from its warning to its time limit.
+OFFSET="${1:-0}"
+[[ "$OFFSET" =~ ^[0-9]{1,7}$ ]] || { say "expected an array offset, got '$OFFSET'"; exit 2; }
+WARN="${2:-$WARN_DEFAULT}"
+[[ "$WARN" =~ ^[1-9][0-9]{0,6}$ ]] || { say "expected a warning in seconds, not '$WARN'"; exit 2; }
 RUNDIR="$WORKDIR/campaign-run"
 linked() {
   local p
@@ -139,6 +150,24 @@ sampler() {  # beside an attempt: its first, newest and checkpointed steps, into
   done
 }
 
+# Runs named for W&B, MLflow and TensorBoard (planner/run/tracking.py says why these),
+# each variable only where the submitting user's environment does not set it: that is
+# read once, before any run of this task sets one.
+USER_TRACKING=" "
+for v in WANDB_RUN_GROUP WANDB_NAME WANDB_RUN_ID WANDB_RESUME MLFLOW_EXPERIMENT_NAME \
+    MLFLOW_TAGS TENSORBOARD_LOGGING_DIR; do
+  [[ -v "$v" ]] && USER_TRACKING+="$v "
+done
+track() { [[ "$USER_TRACKING" == *" $1 "* ]] || export "$1=$2"; }
+tracking() {
+  [[ "${TRACKING:-1}" == 1 && "$KIND" != embed ]] || return 0
+  track WANDB_RUN_GROUP "$CAMPAIGN_ID"; track WANDB_NAME "$RUN_ID"
+  track WANDB_RUN_ID "$RUN_ID"; track WANDB_RESUME allow
+  track MLFLOW_EXPERIMENT_NAME "$CAMPAIGN_ID"
+  track MLFLOW_TAGS "{\"mlflow.runName\": \"$RUN_ID\"}"
+  track TENSORBOARD_LOGGING_DIR "$CKPT/tensorboard/$RUN_ID"
+}
+
 LINGER="${CAMPAIGN_LINGER_S:-60}"; [[ "$LINGER" =~ ^[0-9]{1,6}$ ]] || LINGER=60
 MARGIN=$((WARN / 10)); (( MARGIN > 15 )) && MARGIN=15
 GRACE=$((WARN - MARGIN))
@@ -152,12 +181,14 @@ start() { if [[ -n "$ISOLATE" ]]; then exec setsid -- "$@"; else exec -- "$@"; f
 on_stop() {
   stop="$1"; deadline=$((SECONDS + GRACE))
   if [[ -n "$child" ]]; then
-    say "$RUN_ID: stopping ($1); it has ${GRACE}s to write its checkpoint"
+    say "$RUN_ID: stopping ($1); it has ${GRACE}s to write its checkpoint, unless SLURM" \
+        "ends the job first (a plain scancel: after its KillWait)"
     group -TERM 2>/dev/null
   fi
 }
-# scancel sends TERM: stop. The time-limit warning (--signal=B:USR1) stops the run and
-# requeues this task, which resumes from the latest checkpoint in a fresh allocation.
+# TERM to this shell (scancel --batch --signal=TERM): stop, with the grace. The time-limit
+# warning (--signal=B:USR1) stops the run and requeues this task, which resumes from the
+# latest checkpoint in a fresh allocation.
 trap 'on_stop cancel' TERM INT
 trap 'on_stop requeue' USR1
 JOB="${SLURM_ARRAY_JOB_ID:-${SLURM_JOB_ID:-?}}"
@@ -174,12 +205,9 @@ write_done() {  # write_done SLOT: the done record, into the space reserved befo
 }
 
 run_one() {
-  local i="$1"
-  RUN_ID="${RUN_IDS[$i]}"; KIND="${KINDS[$i]}"; SEED="${SEEDS[$i]}"; CKPT="${CKPTS[$i]}"
-  RESUME="${RESUMES[$i]}"; EXPORT="${EXPORTS[$i]}"; FP="${FPS[$i]}"
-  DEPENDS="${DEPENDS_ON[$i]}"; RETRIES="${MAX_RETRIES[$i]}"
-  # The run's argument vector, word for word: started as it is, never read by a shell.
-  ARGV=("${WORDS[@]:${ARGV_AT[$i]}:${ARGV_LEN[$i]}}")
+  # The run's fields and argument vector, word for word: started as it is, never read
+  # by a shell.
+  row "$1" || return 2
   LOG="$RUNDIR/logs/$RUN_ID.log"; TRIES="$RUNDIR/slurm/$RUN_ID.tries"
   DONE="$CKPT/$RUN_ID.done"; LOCK="$CKPT/$RUN_ID.lock"; TRACE="$CKPT/$RUN_ID.attempts.jsonl"
   folders "$RUNDIR" "$RUNDIR/logs" "$RUNDIR/slurm" || return 2
@@ -188,7 +216,7 @@ run_one() {
   if finished "$RUN_ID" "$DONE" "$FP"; then
     say "$RUN_ID finished before: not run again"; return 0
   fi
-  if [[ -n "$DEPENDS" ]] && ! finished "$DEPENDS" "${DEPENDS_DONE[$i]}" "${DEPENDS_FP[$i]}"; then
+  if [[ -n "$DEPENDS" ]] && ! finished "$DEPENDS" "$DEPENDS_DONE" "$DEPENDS_FP"; then
     say "$RUN_ID evaluates $DEPENDS, which has not finished: not run"; return 3
   fi
   # The run's lock beside its checkpoints, the same one `campaign-planner run` takes: no
@@ -233,6 +261,7 @@ run_locked() {
   export CAMPAIGN_SEED="$SEED" CAMPAIGN_CHECKPOINT_DIR="$CKPT"
   export CAMPAIGN_RESUME_PATH="$RESUME" CAMPAIGN_EXPORT="$EXPORT"
   export CAMPAIGN_PROGRESS="$CKPT/$RUN_ID.progress.json"
+  tracking
   # Failures (time limits included) so far in this job: requeues keep the count, so a run
   # that never finishes is not requeued forever; a new submission starts afresh.
   local failures="${SLURM_RESTART_COUNT:-0}" attempt=0 code slot job count sampling outcome
@@ -311,22 +340,25 @@ run_locked() {
   done
 }
 
-OFFSET="${1:-0}"
-[[ "$OFFSET" =~ ^[0-9]{1,7}$ ]] || { say "expected an array offset, got '$OFFSET'"; exit 2; }
-TASK=$((OFFSET + ${SLURM_ARRAY_TASK_ID:?submit this script with submit.sh beside it}))
-cd "$WORKDIR" || exit 2
 """
 
 TRAIN_MAIN = r"""
-(( TASK < ${#RUN_IDS[@]} )) || { say "no run $TASK in this script"; exit 2; }
+TASK=$((OFFSET + ${SLURM_ARRAY_TASK_ID:?submit this script with submit.sh beside it}))
+check_table || exit 2
+cd "$WORKDIR" || exit 2
+(( TASK < MAIN_RUNS )) || { say "no run $TASK in this campaign"; exit 2; }
 run_one "$TASK"; exit $?
 """
 
 EVAL_MAIN = r"""
-# This task's evaluations are those of training task TASK, one after the other.
-(( TASK < ${#EVALS_OF[@]} )) || { say "no training run $TASK in this campaign"; exit 2; }
+TASK=$((OFFSET + ${SLURM_ARRAY_TASK_ID:?submit this script with submit.sh beside it}))
+check_table || exit 2
+cd "$WORKDIR" || exit 2
+# This task's evaluations are those of training run TASK, one after the other.
+(( TASK < MAIN_RUNS )) || { say "no training run $TASK in this campaign"; exit 2; }
+row "$TASK" || exit 2
 rc=0
-for j in ${EVALS_OF[$TASK]}; do
+for j in $EVALS; do
   code=0; run_one "$j" || code=$?
   case "$code" in 0) ;; 75|143) exit "$code" ;; *) rc=$code ;; esac
 done

@@ -14,13 +14,12 @@ from typing import Any, cast
 
 from planner.planning.plan import Plan, Run
 from planner.planning.schedule import Placement, schedule
-from planner.run.clock import capacity_left, hours_left, rates, run_fields
+from planner.run.clock import capacity_left, hours_left, run_fields
 from planner.run.journal import History, RunRecord, Workspace
-from planner.run.observe import Rate, startup_s, with_done_records
-from planner.run.once import folders_present, lock_held
-from planner.run.params import run_fingerprint
+from planner.run.live import live
+from planner.run.observe import Rate, startup_s
+from planner.run.once import lock_held
 from planner.run.procs import alive
-from planner.run.slurm_trace import with_traces
 from planner.run.status_render import Fresh, expand, render
 
 GROUPS = ("done", "running", "pending", "failed", "blocked")
@@ -36,20 +35,6 @@ _P_START, _P_END, _P_CARDS = itemgetter(0), itemgetter(1), itemgetter(2)
 def executor_alive(ws: Workspace) -> bool:
     """Whether an executor holds the working directory's lock (probed, never taken)."""
     return lock_held(ws.lock)
-
-
-def current(plan: Plan, hist: History) -> dict[str, RunRecord]:
-    """Each plan run's record under its current parameters, to read: the runs without
-    one share a single pending record (a plan of 100,000 runs makes none of its own)."""
-    pending = RunRecord("")
-    out = dict.fromkeys(map(_ID, plan.runs), pending)
-    records = hist.runs
-    if records:
-        for run in plan.runs:
-            rec = records.get(run.id)
-            if rec and rec.fingerprint == run_fingerprint(run):
-                out[run.id] = rec
-    return out
 
 
 def group(run: Run, rec: RunRecord, recs: dict[str, RunRecord]) -> str:
@@ -188,15 +173,12 @@ def _summary(plan: Plan, hist: History, ws: Workspace, now: float | None = None
              ) -> dict[str, Any]:
     """`summarize`, but a row of a run that has not started may come as `Fresh`."""
     now = time.time() if now is None else now
-    # One look at the runs' folders, for their traces and their done records alike.
-    present = folders_present(ws.workdir, [*plan.runs, *plan.held])
-    hist = with_traces(plan, hist, ws.workdir, present=present)
-    recs = with_done_records(plan.runs, current(plan, hist), ws.workdir, present)
+    figures = live(plan, hist, ws, now)  # the same figures as replan and the Progress screen
+    hist, recs, observed = figures.hist, figures.recs, figures.observed
     groups = groups_of(plan.runs, recs)
     origin = hist.window_start
     now_h = (now - origin) / 3600 if origin is not None else plan.campaign.usable_from_h
     n_cards = len(hist.cards) or plan.campaign.cards
-    observed = rates(plan, recs)
     left = hours_left(plan, recs, groups, now, observed, ws.workdir)
     proj = project(plan, recs, groups, now_h, n_cards, None if origin is not None else 1.0,
                    origin, left if origin is not None else None)
@@ -270,7 +252,7 @@ def _rows(runs: list[Run], recs: dict[str, RunRecord], groups: dict[str, str],
             mine = of_record[(id(rec), state)] = {
                 "state": state, "detail": rec.state, "attempts": rec.attempts,
                 "failures": rec.failures, "exit_code": rec.exit_code,
-                "actual_start_h": _h(rec.first_start, origin),
+                "reason": rec.reason or None, "actual_start_h": _h(rec.first_start, origin),
                 "actual_end_h": _h(rec.ended, origin) if state == "done" else None,
                 "actual_s": round(busy, 1), "checkpoints": rec.checkpoints}
         rate = observed.get(r.variant)
@@ -280,11 +262,11 @@ def _rows(runs: list[Run], recs: dict[str, RunRecord], groups: dict[str, str],
             progress = {
                 "planned_s_per_step": rate.planned_seconds_per_step if rate else None,
                 "observed_s_per_step": None, "step": 0, "steps": r.steps,
-                "progress": None, "resumes_from_step": None}
+                "progress": None, "resumes_from_step": None, "resumes_recorded": None}
         return {
             "id": ids[i], "kind": r.kind, "state": state, "detail": mine["detail"],
             "attempts": mine["attempts"], "failures": mine["failures"],
-            "exit_code": mine["exit_code"],
+            "exit_code": mine["exit_code"], "reason": mine["reason"],
             "planned_start_h": starts[i], "planned_end_h": ends[i], "planned_s": planned[i],
             "actual_start_h": mine["actual_start_h"], "actual_end_h": mine["actual_end_h"],
             "actual_s": mine["actual_s"], "checkpoints": mine["checkpoints"],

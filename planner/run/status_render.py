@@ -35,10 +35,15 @@ def expand(row: Fresh) -> dict[str, Any]:
 
 
 def observed_lines(s: dict[str, Any]) -> list[str]:
-    """Observed step times per variant and the room left, once anything was observed."""
-    seen = {k: v for k, v in s.get("observed", {}).items() if v["source"] != "planned"}
-    if not s["started"] or not seen:
+    """Observed step times per variant and the room left, once anything was observed;
+    `not yet` once the window started but no run has two progress samples yet."""
+    every = s.get("observed", {})
+    seen = {k: v for k, v in every.items() if v["seconds_per_step"] is not None}
+    if not s["started"] or not every:
         return []
+    if not seen:
+        return ["Observed  not yet: a step time needs two progress samples of one run "
+                "(planned step times assumed)"]
     rates = " · ".join(f"{k} {v['seconds_per_step']:.3g} s/step ({v['ratio']:.2f}×"
                        f"{'' if v['source'] == 'observed' else ', campaign ratio'})"
                        for k, v in seen.items())
@@ -56,11 +61,27 @@ def pace_cell(r: dict[str, Any]) -> str:
     if r.get("state") == "running" and r.get("progress"):
         parts.append(f"step {r['step']}/{r['steps']} ({r['progress']})")
     if r.get("resumes_from_step"):
-        parts.append(f"resumes from step {r['resumes_from_step']}/{r['steps']} at least")
+        parts.append(f"resumes from step {r['resumes_from_step']}/{r['steps']}"
+                     + ("" if r.get("resumes_recorded") else " at least"))
     if r.get("observed_s_per_step") is not None and r.get("planned_s_per_step"):
         parts.append(f"{r['observed_s_per_step']:.3g} s/step, planned "
                      f"{r['planned_s_per_step']:.3g}")
     return ("  " + " · ".join(parts)) if parts else ""
+
+
+@functools.lru_cache(maxsize=4096)
+def took(seconds: float) -> str:
+    """A duration in words short enough for a status row (at most 11 characters up to
+    999 hours): in seconds, minutes or hours alone, through humanize."""
+    s = abs(seconds)
+    if s < 60:
+        return humanize.precisedelta(timedelta(seconds=s), format="%0.1f" if s < 10 else
+                                     "%0.0f")
+    if s < 3600:
+        return humanize.precisedelta(timedelta(seconds=s), minimum_unit="minutes",
+                                     format="%0.0f")
+    return humanize.precisedelta(timedelta(seconds=s), minimum_unit="hours",
+                                 suppress=["days", "months", "years"], format="%0.1f")
 
 
 def _hh(h: float | None) -> str:
@@ -70,35 +91,42 @@ def _hh(h: float | None) -> str:
 def _actual(start: float | None, end: float | None) -> str:
     """`  3.0–12.5`, `  3.0–` while it runs, `—` before it starts."""
     if start is None:
-        return f"{'—':>6}"
-    return f"{_hh(start):>6}–{'' if end is None else _hh(end)}"
+        return f"{'—':>5}"
+    return f"{_hh(start):>5}–{'' if end is None else _hh(end)}"
 
 
 @functools.lru_cache(maxsize=4096)
-def _cells(start: float, end: float, actual_start: float | None, actual_end: float | None,
-           planned_s: float) -> str:
-    """The planned and actual hours and the planned duration of a row (the runs of a matrix
-    share a few of each: each is written once)."""
-    return (f"{_hh(start):>6}–{_hh(end):<6}  {_actual(actual_start, actual_end):<13}  "
-            f"{span(planned_s):<25}  ")
+def _cells(start: float, end: float, actual_start: float | None, actual_end: float | None
+           ) -> str:
+    """The planned and actual hours of a row (the runs of a matrix share a few of each:
+    each is written once)."""
+    return f"{_hh(start):>5}–{_hh(end):<5}  {_actual(actual_start, actual_end):<11}  "
 
 
 def _around(r: dict[str, Any]) -> tuple[str, str]:
     """A row's line, but for its id and its cells: the state and tries before the cells,
-    the actual time, exit code and pace after them."""
+    the time it took after them, and on a line of its own its exit code and pace."""
     state = r["state"]
     if state == "pending" and r["detail"] in ("retrying", "interrupted", "running"):
         state = "retrying" if r["detail"] == "retrying" else "to resume"
-    code = f" exit {r['exit_code']}" if r["state"] == "failed" else ""
-    figures = r.get("progress") or r.get("resumes_from_step") \
-        or r.get("observed_s_per_step") is not None
-    return (f"{state:<11} {r['attempts']:>5}  ",
-            f"{span(r['actual_s']) if r['actual_s'] else '—'}{code}"
-            f"{pace_cell(r) if figures else ''}")
+    under = []
+    if r["state"] == "failed":
+        under.append(r.get("reason") or f"exit code {r['exit_code']}")
+    if r.get("progress") or r.get("resumes_from_step") \
+            or r.get("observed_s_per_step") is not None:
+        under.append(pace_cell(r).lstrip())
+    more = f"\n{'':>{PACE_INDENT}}{' · '.join(under)}" if under else ""
+    return (f"{state:<9} {r['attempts']:>3}  ",
+            f"{took(r['actual_s']) if r['actual_s'] else '—'}{more}")
 
 
-def _lines(rows: list[dict[str, Any] | Fresh], width: int) -> list[str]:
-    """Each row's line. A `Fresh` row's line is its template's, but for its own id and
+PACE_INDENT = 6
+"""Columns before a row's exit code and pace, on the line under the row."""
+
+
+def _lines(rows: list[dict[str, Any] | Fresh], width: int, cut: int) -> list[str]:
+    """Each row's line, its id less its first `cut` characters (the campaign's id, said
+    once above the table). A `Fresh` row's line is its template's, but for its own id and
     cells: the rest is written once a template."""
     out = []
     around: dict[int, tuple[str, str]] = {}
@@ -106,21 +134,32 @@ def _lines(rows: list[dict[str, Any] | Fresh], width: int) -> list[str]:
         if not isinstance(r, tuple):
             head, tail = _around(r)
             cells = _cells(r["planned_start_h"], r["planned_end_h"], r["actual_start_h"],
-                           r["actual_end_h"], r["planned_s"])
-            out.append(f"  {r['id']:<{width}}  {head}{cells}{tail}")
+                           r["actual_end_h"])
+            out.append(f"  {r['id'][cut:]:<{width}}  {head}{cells}{tail}")
             continue
-        template, rid, start, end, planned_s = r[:5]
+        template, rid, start, end = r[:4]
         parts = around.get(id(template))
         if parts is None:
             parts = around[id(template)] = _around(template)
-        cells = _cells(start, end, template["actual_start_h"], template["actual_end_h"],
-                       planned_s)
-        out.append(f"  {rid:<{width}}  {parts[0]}{cells}{parts[1]}")
+        cells = _cells(start, end, template["actual_start_h"], template["actual_end_h"])
+        out.append(f"  {rid[cut:]:<{width}}  {parts[0]}{cells}{parts[1]}")
     return out
 
 
 def _id(row: dict[str, Any] | Fresh) -> str:
     return row[1] if isinstance(row, tuple) else row["id"]  # type: ignore[no-any-return]
+
+
+def _table(s: dict[str, Any]) -> list[str]:
+    """The runs' table, each row within 80 columns for the shipped presets: the ids less
+    the campaign's id they all begin with, said once above it."""
+    ids = list(map(_id, s["runs"]))
+    prefix = f"{s['campaign']}-"
+    cut = len(prefix) if ids and all(i.startswith(prefix) for i in ids) else 0
+    width = max(3, *(len(i) - cut for i in ids)) if ids else 3
+    head = [f"Run ids   {prefix}NAME; the table names NAME"] if cut else []
+    return [*head, "", f"  {'run':<{width}}  {'state':<9} {'try':>3}  {'planned h':<11}  "
+                       f"{'actual h':<11}  took", *_lines(s["runs"], width, cut)]
 
 
 def render(s: dict[str, Any]) -> str:
@@ -151,8 +190,5 @@ def render(s: dict[str, Any]) -> str:
         lines.append(f"Late      {len(late)} run(s) will no longer end by hour "
                      f"{s['usable_until_h']:g}: " + ", ".join(late[:6])
                      + (f" and {len(late) - 6} more" if len(late) > 6 else ""))
-    width = max(map(len, map(_id, s["runs"])))
-    lines += ["", f"  {'run':<{width}}  {'state':<11} {'tries':>5}  {'planned h':<13}  "
-              f"{'actual h':<13}  {'planned':<25}  actual"]
-    lines += _lines(s["runs"], width)
+    lines += _table(s)
     return "\n".join(lines)

@@ -12,6 +12,8 @@ from planner.spec.shipped import shipped
 from planner.tomlio import parse_toml, read_toml
 
 Dtype = Literal["fp32", "tf32", "bf16", "fp16", "fp8"]
+CLOUD_NAME = r"^([A-Za-z0-9][A-Za-z0-9-]{0,63})?$"
+"""A launcher's accelerator name: letters, digits and `-`, as both tools spell them."""
 
 
 class Card(Strict):
@@ -66,8 +68,22 @@ class Card(Strict):
     """First CUDA toolkit that targets this compute capability."""
     min_pytorch: str = Field(pattern=bounds.VERSION_DIGITS)
     """First PyTorch release whose wheels carry kernels for this card."""
+    host_cpus_per_card: int | None = Field(default=None, ge=1, le=4096)
+    """CPUs per card of the smallest machine the sources list with this card: a SLURM
+    task's CPU request per card by default. None: not known (the export's fallback)."""
+    host_memory_gib_per_card: float | None = Field(default=None, ge=1, le=bounds.GIB)
+    """Host memory (GiB) per card of that machine; a SLURM task asks for 3/4 of it by
+    default. None: not known."""
+    host_source: str = ""
+    """Which machine the two `host_` figures come from, and where it is listed."""
     price_per_card_hour: float | None = Field(default=None, ge=0, le=bounds.PRICE)
     """Price of one card-hour, when the user's own catalog gives one; never shipped."""
+    sky_name: str = Field(default="", pattern=CLOUD_NAME)
+    """The card's accelerator name in SkyPilot (`resources.accelerators`, e.g. `A6000`);
+    empty when SkyPilot names none for it."""
+    dstack_name: str = Field(default="", pattern=CLOUD_NAME)
+    """The card's GPU name in dstack (`resources.gpu`, e.g. `A6000`), which dstack pairs
+    with the memory; empty when dstack names none for it."""
     uncertain: list[str] = []
     """Fields whose value rests on a derivation or a single weak source."""
     sources: list[str] = []

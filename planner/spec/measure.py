@@ -1,11 +1,15 @@
 """The preset's measurement section: what `campaign-planner measure` builds, runs and times.
 
-Two ways to describe the workload:
+Three ways to describe the workload:
 
 - a **built-in reference** (`reference = "transformer"` for a training step of a decoder
   language model, `reference = "encoder"` for the forward pass of an embedding encoder),
   sized by a few numbers: `d_model`, `layers`, `heads`, `seq_len`, `vocab`, `ffn_mult`,
   `dtype`, `optimizer`;
+- **any transformers architecture** (`reference = "hf"`): `config` names a `config.json`
+  beside the preset, or is an inline table with `model_type` and its fields; the model is
+  built from it with random weights (see `planner.measure.hf_config` for how factors map
+  onto its fields);
 - **your own model**: `factory = "package.module:function"` (see `planner.measure.workloads`
   for the protocol: it receives the configuration's factors and returns the model, the
   optimizer and a batch maker).
@@ -45,15 +49,36 @@ Norm = Literal["layernorm", "rmsnorm"]
 Activation = Literal["gelu", "relu", "silu", "swiglu"]
 Positional = Literal["learned", "rope", "alibi", "none"]
 Optimizer = Literal["adamw", "adam", "sgd"]
+BUILT_IN = ("transformer", "encoder")
+"""The built-in references, sized by the section's own fields (the analytic tier computes
+on them)."""
+REFERENCE_ONLY = ("d_model", "layers", "heads", "vocab", "ffn_mult", "norm", "activation",
+                  "positional")
+"""Sizes of the built-in references, which `reference = "hf"` takes from its config."""
+
+
+def _unset(value: object) -> bool:
+    return value is None or value == []
 
 
 class MeasureSpec(Strict):
     """How to build the workload `campaign-planner measure` times: a built-in reference
     or your own factory."""
 
-    reference: Literal["transformer", "encoder"] | None = None
+    reference: Literal["transformer", "encoder", "hf"] | None = None
     """`transformer`: one training step of a decoder language model; `encoder`: the forward
-    pass of an embedding encoder. Give this or `factory`."""
+    pass of an embedding encoder; `hf`: the transformers model of `config`, built with random
+    weights (a training step, or an embedding campaign's forward pass). Give this or
+    `factory`."""
+    # A section without `config` dumps as it did before these fields existed: the campaign
+    # id and the measurement fingerprint hash this dump.
+    config: str | dict[str, Any] | None = Field(default=None, exclude_if=_unset)
+    """`reference = "hf"`: a transformers `config.json`, relative to the preset's folder
+    (a plain file inside it: no links, no `..`), or an inline table with `model_type` and
+    the fields to set (`{ model_type = "llama", hidden_size = 2048, ... }`)."""
+    ignore_factors: list[str] = Field(default=[], exclude_if=_unset)
+    """`reference = "hf"`: factors that do not change a step (learning rate, data …),
+    measured as the same workload. Any other factor must be a field of the config."""
     factory: str | None = Field(default=None, pattern=FACTORY)
     """Your own model: `package.module:function` (see the factory protocol in the README)."""
     d_model: int = Field(default=256, ge=8)
@@ -90,7 +115,22 @@ class MeasureSpec(Strict):
     def _one_source(self) -> Self:
         if (self.reference is None) == (self.factory is None):
             raise ValueError("@reference: give exactly one of `reference` or `factory`")
-        if self.reference is not None and self.d_model % self.heads:
+        if (self.reference == "hf") != (self.config is not None):
+            raise ValueError("@config: give `config` exactly when reference = \"hf\" (a "
+                             "config.json beside the preset, or a table with model_type)")
+        if self.reference == "hf":
+            sizes = sorted(set(REFERENCE_ONLY) & self.model_fields_set)
+            if sizes:
+                raise ValueError(f"@{sizes[0]}: reference = \"hf\" takes its sizes from "
+                                 "`config`: set the transformers field there")
+            if isinstance(self.config, str) and (not self.config.strip() or "\0" in self.config
+                                                 or len(self.config) > 1024):
+                raise ValueError("@config: must name a file: not empty, without NUL, at most "
+                                 "1024 characters")
+        elif self.ignore_factors:
+            raise ValueError("@ignore_factors: only for reference = \"hf\"; the built-in "
+                             "references ignore factors they do not know")
+        if self.reference in ("transformer", "encoder") and self.d_model % self.heads:
             raise ValueError(f"@heads: {self.heads} heads do not divide d_model {self.d_model}")
         return self
 

@@ -1,14 +1,14 @@
 """The training workload (ablation and adaptation): baseline, one-factor variants, seeds."""
 
 import operator
-from typing import Annotated, Literal, Self
+from typing import Annotated, ClassVar, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
 from planner.spec import bounds
 from planner.spec.base import SLUG, Strict
 from planner.spec.costs import Figure
-from planner.spec.factors import FactorValue, check_factors
+from planner.spec.factors import FactorValue, check_factors, disguised_configs
 from planner.spec.measure import MeasureSpec
 from planner.spec.model_size import ModelSize
 from planner.spec.paths import NAME_CHARS, check_root
@@ -77,6 +77,8 @@ class Variant(Costed):
 class Robustness(Strict):
     """An extra evaluation run on trained checkpoints, scheduled after all training."""
 
+    SCRIPTS: ClassVar[frozenset[str]] = frozenset({"command"})
+
     name: str = Field(pattern=SLUG, max_length=NAME_CHARS)
     """Control name, used in run ids; at most 64 characters."""
     eval_minutes: float = Field(gt=0, le=bounds.MINUTES)
@@ -97,6 +99,8 @@ class Robustness(Strict):
 
 class Training(Strict):
     """An ablation matrix: a kept baseline, one-factor variants, repeated over seeds."""
+
+    SCRIPTS: ClassVar[frozenset[str]] = frozenset({"command"})
 
     steps: int = Field(ge=1, le=bounds.STEPS)
     """Optimizer steps per run."""
@@ -123,6 +127,13 @@ class Training(Strict):
     """Robustness controls: extra evaluations, scheduled last (at most 100)."""
     max_retries: int = Field(default=1, ge=0, le=1000)
     """How often the executor retries a failed run before marking it failed."""
+    # Left out of the canonical form while on: a preset keeps the campaign id it had.
+    tracking: bool = Field(default=True, exclude_if=operator.truth)
+    """Name each run for W&B, MLflow and TensorBoard: `run` and the SLURM task set
+    WANDB_RUN_GROUP (the campaign id), WANDB_NAME and WANDB_RUN_ID (the run id),
+    WANDB_RESUME=allow, MLFLOW_EXPERIMENT_NAME (the campaign id), MLFLOW_TAGS (the run id as
+    `mlflow.runName`) and TENSORBOARD_LOGGING_DIR (`<checkpoint folder>/tensorboard/<run
+    id>`), each only where the environment does not set it already. `false`: none."""
     command: str
     """Command for one run, with placeholders such as {run_id}, {seed}, {overrides},
     {factors[name]}, {checkpoint_dir}, {resume}, {micro_batch}, {accumulation}."""
@@ -172,6 +183,15 @@ class Training(Strict):
             raise ValueError(f"@sweeps: with the sweeps' {len(made)} variants there would be "
                              f"{len(hand) + len(made)}; at most {MAX_VARIANTS} are planned")
         return self.model_copy(update={"variants": [*hand, *made]})
+
+    @model_validator(mode="after")
+    def _distinct_configs(self) -> Self:
+        # After the sweeps' expansion: their variants are judged with the hand-written ones.
+        problem = disguised_configs(self.baseline.factors,
+                                    [(v.name, v.changes) for v in self.variants])
+        if problem:
+            raise ValueError(problem)
+        return self
 
     @model_validator(mode="after")
     def _batch_rule(self) -> Self:

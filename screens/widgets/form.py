@@ -68,6 +68,7 @@ class FieldRow(Horizontal):
         self.parse = parse
         self._value = value
         self._placeholder = placeholder
+        self._released = False
         if tooltip:
             self.tooltip = tooltip
 
@@ -109,15 +110,22 @@ class FieldRow(Horizontal):
         # Out of focus, a long value shows its start, not the end typed last.
         event.input.cursor_position = 0
 
+    def release(self) -> None:
+        """Let the next `sync` show the preset's value even while the field has the focus:
+        an undo takes back what was typed here too."""
+        self._released = True
+
     def sync(self, text: str) -> None:
-        """Show the preset's value, unless the user is typing here."""
+        """Show the preset's value, unless the user is typing here (and no undo since)."""
         field = self.query_one(Input)
-        if field.has_focus or field.value == text:
+        released, self._released = self._released, False
+        if field.value == text or (field.has_focus and not released):
             return
         self._value = text
         with field.prevent(Input.Changed):
             field.value = text
-        field.cursor_position = 0
+        # Typing goes on after the value shown; out of focus, its start shows.
+        field.cursor_position = len(text) if field.has_focus else 0
         self.set_class(False, "-invalid")
 
 

@@ -28,8 +28,10 @@ class Timeline(Lines):
 
     can_focus = True
     BINDINGS: ClassVar = [
-        Binding("plus,equals_sign", "zoom(1)", "Zoom in"),
-        Binding("minus", "zoom(-1)", "Zoom out"),
+        # Named on the line under the timeline with the other keys of it, not in the key
+        # bar, which keeps its room at 80 columns for the screen's keys and Undo.
+        Binding("plus,equals_sign", "zoom(1)", "Zoom in", show=False),
+        Binding("minus", "zoom(-1)", "Zoom out", show=False),
         Binding("left_square_bracket", "pan(-0.5)", "Earlier", show=False),
         Binding("right_square_bracket", "pan(0.5)", "Later", show=False),
         Binding("left", "step(-1)", "Previous run", show=False),

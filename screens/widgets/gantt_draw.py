@@ -181,24 +181,28 @@ def _step(span_h: float, cols: int) -> float:
     return span_h
 
 
-def _tick(h: float) -> str:
-    return f"{h / 24:g}d" if h % 24 == 0 and h else f"{h:g}h"
+def _tick(h: float, day: bool) -> str:
+    return f"{h / 24:g}d" if day else f"{h:g}h"
 
 
 def _axis(view: View, window: float, cols: int, scale: float) -> Text:
     axis = [" "] * (cols + 1)
     span = view.span(window)
-    end = (f"{_tick(window)} end" if view.zoom == 0 else
-           f"{_tick(round(view.start_h))}–{_tick(round(view.start_h + span))} of "
-           f"{_tick(window)}")
     step = _step(span, cols)
-    h = math.ceil(view.start_h / step) * step
-    while h < view.start_h + span:
-        label = _tick(h)
+    first = math.ceil(view.start_h / step) * step
+    ticks = [first + i * step for i in range(math.ceil((view.start_h + span - first) / step))]
+    bounds = [window] if view.zoom == 0 else [round(view.start_h),
+                                              round(view.start_h + span), window]
+    # One unit for the whole axis: days only when every hour it names is a whole day,
+    # so `36h` never stands beside `2d`.
+    day = all(h % 24 == 0 for h in (*ticks, *bounds))
+    end = (f"{_tick(window, day)} end" if view.zoom == 0 else
+           f"{_tick(bounds[0], day)}–{_tick(bounds[1], day)} of {_tick(window, day)}")
+    for h in ticks:
+        label = _tick(h, day)
         at = int((h - view.start_h) * scale)
         if at + len(label) < cols - len(end):
             axis[at: at + len(label)] = label
-        h += step
     axis[cols + 1 - len(end): cols + 1] = end
     return Text(" " * LABEL_W + "".join(axis), style="grey62")
 

@@ -10,8 +10,9 @@ folder so tests can check every start, checkpoint and end.
              --export PATH [--step-seconds S] [--every N] [key=value ...]
 
 A parameter `crash=always` makes every attempt fail (exit 3) halfway; `crash=once` fails
-the first attempt only; `slow=F` makes every step F times longer. It reports its step to
-`CAMPAIGN_PROGRESS` after each one.
+the first attempt only; `slow=F` makes every step F times longer; `fresh=retry` ignores
+the resume path on a retry; `report=checkpoint` adds `checkpoint_step` to its reports. It
+reports its step to `CAMPAIGN_PROGRESS` after each one.
 """
 
 from __future__ import annotations
@@ -90,14 +91,17 @@ def main(argv: list[str]) -> int:
         return 99
     fp = params_fingerprint(a.run_id, a.seed, a.steps, params)
     step, state = 0, initial_state(fp)
-    if a.resume.exists():
+    attempt = int(os.environ.get("CAMPAIGN_ATTEMPT", "0"))
+    # `fresh=retry`: a script that ignores its resume path on a retry (and holds just
+    # before its first checkpoint, so that the executor, not a clock, ends it).
+    ignores = params.get("fresh") == "retry" and attempt >= 2
+    if a.resume.exists() and not ignores:
         ckpt = json.loads(a.resume.read_text())
         if ckpt["fp"] != fp:
             trace(folder, ev="mismatch")
             print("checkpoint made with other parameters", file=sys.stderr)
             return 4
         step, state = ckpt["step"], ckpt["state"]
-    attempt = int(os.environ.get("CAMPAIGN_ATTEMPT", "0"))
     trace(folder, ev="start", step=step, fp=fp, params=params, seed=a.seed, attempt=attempt,
           cuda=os.environ.get("CUDA_VISIBLE_DEVICES"), env_resume=os.environ.get(
               "CAMPAIGN_RESUME"), env_run=os.environ.get("CAMPAIGN_RUN_ID"),
@@ -106,22 +110,30 @@ def main(argv: list[str]) -> int:
     crash = params.get("crash", "never")
     progress = Path(os.environ["CAMPAIGN_PROGRESS"]) if os.environ.get("CAMPAIGN_PROGRESS") \
         else None
+    saved: dict[str, int] = {}
+    """`report=checkpoint`: the step of the checkpoint saved last, as the contract's
+    trainer callbacks report it."""
     while step < a.steps:
         if step >= a.steps // 2 and (crash == "always" or (crash == "once" and attempt <= 1)):
             print(f"{a.run_id}: crashing at step {step}", file=sys.stderr, flush=True)
             return 3
         while a.gate is not None and step >= a.every and not a.gate.exists():
             time.sleep(0.01)
+        while ignores and step >= a.every - 1:
+            time.sleep(0.01)
         time.sleep(a.step_seconds * float(params.get("slow", "1")))
         state = advance(state, step)
         step += 1
         if progress:
-            write_atomic(progress, {"step": step})
+            write_atomic(progress, {"step": step, **saved})
         if step % a.every == 0 or step == a.steps:
             ckpt = {"step": step, "state": state, "fp": fp}
             write_atomic(folder / f"ckpt-{step:06d}.json", ckpt)
             write_atomic(a.resume, ckpt)
             trace(folder, ev="ckpt", step=step)
+            if progress and params.get("report") == "checkpoint":
+                saved = {"checkpoint_step": step}
+                write_atomic(progress, {"step": step, **saved})
     a.export.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(Path(f"{a.export}.json"), {"state": state, "steps": step})
     trace(folder, ev="end", state=state)
