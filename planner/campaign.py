@@ -381,6 +381,7 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     capacity = training_capacity(jobs, packing, len(training.seeds), c.cards, usable,
                                  solver=solver,
                                  time_limit_s=time_limit_s - (time.monotonic() - began),
+                                 work_s=time_limit_s * (1 - PACK_SHARE),
                                  extras=extra_variants)
     runs, missing, spare = _training_runs(preset, training, cid, specs, jobs, packing, usable,
                                           offset, source)

@@ -245,9 +245,15 @@ def test_cp_sat_proves_what_the_fast_bound_cannot() -> None:
     cap = training_capacity(jobs, pack(jobs, n_cards, horizon), 1, n_cards, horizon,
                             solver="cp-sat", time_limit_s=5)
     assert (cap.seed_sets, cap.seed_sets_proven, cap.seed_sets_upper_bound) == (1, True, 1)
-    # Here the fast packer misses a second set that exists: cp-sat finds and proves it.
+    # Best-fit decreasing of whole sets finds (and so proves) a second set the list
+    # scheduler's orders miss: 8.39 + 5.39, 8.39 + 5.39, 2.94 + 3.51 + 2.94 + 3.51.
     jobs = [Job(2.94, 1, 0), Job(3.51, 1, 0), Job(8.39, 1, 0), Job(5.39, 1, 0)]
     horizon = 13.98
+    fast = training_capacity(jobs, pack(jobs, n_cards, horizon), 1, n_cards, horizon)
+    assert (fast.seed_sets, fast.seed_sets_proven) == (2, True)
+    # Here the fast packer misses a second set that exists: cp-sat finds and proves it.
+    jobs = [Job(5.48, 1, 0), Job(6.46, 1, 0), Job(1.82, 1, 0), Job(5.57, 1, 0), Job(2.5, 1, 0)]
+    horizon = 14.64
     fast = training_capacity(jobs, pack(jobs, n_cards, horizon), 1, n_cards, horizon)
     assert (fast.seed_sets, fast.seed_sets_proven) == (1, False)
     assert _all_fit(SetTemplate(jobs).build(2), n_cards, horizon)

@@ -21,6 +21,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from planner.planning.packing_model import deterministic
+
 PATTERN_LIMIT = 5_000
 """Most card patterns listed; beyond it, the per-card model."""
 STATE_LIMIT = 200_000
@@ -136,7 +138,7 @@ def fit_loads(lengths: Sequence[int], n_cards: int, cap: int, deadline: float,
         for a, b in itertools.pairwise(loads):
             m.add(a >= b)
     solver = cp_model.CpSolver()
-    solver.parameters.num_workers = n_workers
+    deterministic(solver, n_workers)
     seconds = max(deadline - time.monotonic(), 0.01)
     solver.parameters.max_time_in_seconds = seconds
     solver.parameters.max_deterministic_time = seconds
