@@ -16,7 +16,9 @@ from hypothesis import strategies as st
 
 from planner.cli.main import main as planner_main
 from planner.errors import InputError
-from planner.planning import export, plan_bulk, plan_fast, plan_seal
+from planner.planfile import export
+from planner.planfile import seal as plan_seal
+from planner.planning import plan_bulk, plan_fast
 from planner.spec.loading import shipped_presets
 from planner.spec.shipped import shipped
 from tests.run_fixtures import harness as h
@@ -229,7 +231,7 @@ def test_every_shipped_preset_s_plan_is_read_a_column_at_a_time(
 
 def test_the_column_forms_vouch_for_a_written_plan_and_for_nothing_they_cannot(
         text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from planner.planning.plan_rules import plan_runs_fine, values_fine
+    from planner.planfile.rules import plan_runs_fine, values_fine
 
     path = tmp_path / "plan.toml"
     path.write_text(text)

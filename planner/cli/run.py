@@ -10,7 +10,7 @@ from pathlib import Path
 
 from planner.cli.args import Parser
 from planner.cli.lean import keep
-from planner.planning.plan import Plan, Run
+from planner.planfile.plan import Plan, Run
 from planner.run import prepare
 from planner.run.journal import History, Workspace
 
