@@ -33,7 +33,8 @@ def dstack_facts(path: str) -> dict[str, object]:
             "memory_gb": float(gpu.memory.min), "max_duration": config.max_duration,
             "max_price": config.max_price, "spot_policy": config.spot_policy.value,
             "env": dict(config.env), "commands": config.commands,
-            "volumes": [[v.name, v.path] for v in config.volumes]}
+            "volumes": [[v.name, v.path] for v in config.volumes],
+            "files": [[f.local_path, f.path] for f in config.files]}
 
 
 if __name__ == "__main__":

@@ -9,8 +9,8 @@ import math
 import random
 from collections.abc import Sequence
 
-from planner.planning.packing import EPS_H, Job, Key, score
-from planner.planning.schedule import Placement
+from planner.packing.pack import EPS_H, Job, Key, score
+from planner.packing.schedule import Placement
 
 
 def instance(rng: random.Random, *, max_jobs: int = 8, wide: bool = True,
@@ -117,3 +117,33 @@ def check(jobs: Sequence[Job], n_cards: int, horizon: float,
         spans.sort()
         for (_, e), (s, _) in itertools.pairwise(spans):
             assert s >= e - EPS_H, f"card {c} holds two runs at once"
+
+
+def campaign(rng: random.Random, *, max_jobs: int = 9, widths: Sequence[int] = (1, 2, 3, 4),
+             evals: tuple[int, int] = (0, 3)) -> tuple[list[Job], int, float]:
+    """A random small campaign as a preset expands one: (jobs, cards, horizon). 1-4 cards,
+    `widths` cards a run (no more than rented), 1-3 seeds of 1-8 configurations (a
+    configuration lasts as long in every seed), `evals` (fewest, most) evaluations after
+    every run, durations in hundredths of an hour, and a window of 30-95% of the work; at
+    most `max_jobs` runs and evaluations in all, so the exact search stays quick. Runs seed
+    by seed, then evaluations seed by seed, as the matrix lists them."""
+    width = rng.choice(widths)
+    n_cards = rng.randint(width, 4)
+    per_run = rng.randint(*evals)
+    seeds = rng.randint(1, 3)
+    configs = rng.randint(1, 8)
+    while seeds * configs * (1 + per_run) > max_jobs:
+        if configs > 1 and (seeds == 1 or rng.random() < 0.5):
+            configs -= 1
+        elif seeds > 1:
+            seeds -= 1
+        else:
+            per_run -= 1
+    hours = [round(rng.uniform(0.5, 12), 2) for _ in range(configs)]
+    tests = [round(rng.uniform(0.1, 3), 2) for _ in range(per_run)]
+    jobs = [Job(duration=d, cards=width, seed=s) for s in range(seeds) for d in hours]
+    for r in range(len(jobs)):
+        jobs += [Job(duration=e, cards=width, seed=-1, after=r) for e in tests]
+    total = sum(j.duration * j.cards for j in jobs)
+    horizon = round(rng.uniform(0.3, 0.95) * total / n_cards, 1) or 1.0
+    return jobs, n_cards, horizon

@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from planner.cli.main import main
 from planner.run.prepare import load_plan
 from planner.spec.catalog import load_catalog
+from planner.spec.shipped import shipped
 
 ROOT = Path(__file__).parents[1]
 CHECK = ROOT / "tests" / "cloud_check.py"
@@ -217,3 +219,125 @@ def test_advise_names_the_cheapest_offer_in_the_launchers_terms(tmp_path, capsys
             "dstack A6000:48GB:4 (max_price 1.96)") in out
     assert main(args) == 0
     assert "Cheapest offer" not in capsys.readouterr().out
+
+
+def test_a_package_that_is_an_option_is_refused(tmp_path, capsys):
+    folder = _plan(tmp_path, "ablation-3d")
+    order = folder / "order.toml"
+    order.write_text(re.sub(r"packages = \[[^\]]*\]",
+                            'packages = ["ok", "--index-url=http://elsewhere/simple"]',
+                            order.read_text()))
+    for tool in ("sky", "dstack"):
+        assert main([tool, str(folder)]) == 2
+        _one_line_error(capsys, "order.toml", "order.environment.packages[1]")
+    assert not (folder / ".dstack.yml").exists() and not (folder / "sky.yaml").exists()
+
+
+def test_a_failed_setup_stops_dstacks_run(tmp_path, capsys):
+    """dstack joins its commands with `&&`: a setup line that fails (pip, a failed check)
+    never lets the plan run."""
+    folder = _plan(tmp_path, "ablation-3d")
+    assert main(["dstack", str(folder)]) == 0
+    config = yaml.safe_load((folder / ".dstack.yml").read_text())
+    script = " && ".join(c.strip() for c in config["commands"])  # as dstack joins them
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    ran = tmp_path / "ran"
+    (stubs / "python3").write_text("#!/bin/sh\nexit 1\n")  # pip fails
+    (stubs / "campaign-planner").write_text(f"#!/bin/sh\necho \"$@\" >> {shlex.quote(str(ran))}\n")
+    for stub in stubs.iterdir():
+        stub.chmod(0o755)
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PATH": f"{stubs}:{os.environ['PATH']}"})
+    assert done.returncode != 0
+    assert not ran.exists()  # neither the check nor the run
+
+
+def test_the_window_starts_before_the_setup(tmp_path, capsys):
+    """The window is the rental's: noted before the setup (a long pip install eats into it,
+    as into the plan's first hour), so dstack's max_duration never ends the run before
+    `run` stops gracefully. Both files' scripts run here with stand-in commands."""
+    folder = _plan(tmp_path, "ablation-3d")
+    assert main(["sky", str(folder)]) == 0 and main(["dstack", str(folder)]) == 0
+    task = yaml.safe_load((folder / "sky.yaml").read_text())
+    config = yaml.safe_load((folder / ".dstack.yml").read_text())
+    mount, stubs = tmp_path / "campaign", tmp_path / "bin"
+    stubs.mkdir()
+    log = tmp_path / "log"
+    # pip fails unless the window's end is already noted.
+    (stubs / "python3").write_text(f"#!/bin/sh\n[ -s {mount}/.window-end ]\n")
+    (stubs / "campaign-planner").write_text(f"#!/bin/sh\necho \"$@\" >> {log}\n")
+    for stub in stubs.iterdir():
+        stub.chmod(0o755)
+    env = {**os.environ, "PATH": f"{stubs}:{os.environ['PATH']}"}
+    for scripts in ([task["setup"], task["run"]], config["commands"]):
+        log.unlink(missing_ok=True)
+        for script in scripts:
+            done = subprocess.run(["bash", "-c", script.replace("/campaign", str(mount))],
+                                  capture_output=True, text=True, timeout=60, env=env)
+            assert done.returncode == 0, done.stderr
+        assert log.read_text().splitlines()[-1].startswith("run plan.toml --workdir")
+        (mount / ".window-end").unlink()
+
+
+def test_checkpoints_off_the_bucket_are_refused(tmp_path, capsys):
+    """An absolute checkpoint root lies on the machine's own disk: a recovered job could not
+    resume from it, nor see a run's done record."""
+    preset = tmp_path / "p.toml"
+    preset.write_text(shipped("ablation-3d.toml").read_text().replace(
+        "[ablation]\n", "[ablation]\ncheckpoint_root = \"/data/ckpt\"\n", 1))
+    folder = tmp_path / "plan"
+    assert main(["--preset", str(preset), "--out", str(folder), "--solver", "fast"]) == 0
+    capsys.readouterr()
+    before = sorted(p.name for p in folder.iterdir())
+    for args in (["sky"], ["sky", "--per-run"], ["dstack"]):
+        assert main([args[0], str(folder), *args[1:]]) == 2
+        _one_line_error(capsys, "plan.toml", "runs[0].checkpoint_dir", "relative")
+    assert sorted(p.name for p in folder.iterdir()) == before
+
+
+def test_per_run_jobs_never_go_through_a_link(tmp_path, capsys):
+    folder = _plan(tmp_path, "ablation-3d")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (folder / "sky-jobs").symlink_to(elsewhere)
+    assert main(["sky", str(folder), "--per-run"]) == 2
+    _one_line_error(capsys, "sky-jobs", "link")
+    assert list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["My_Camp.v2",
+                                  "a-campaign-whose-name-is-far-longer-than-dstack-allows"])
+def test_names_follow_the_launchers_rules_whatever_the_campaigns(tmp_path, capsys, name):
+    preset = tmp_path / "p.toml"
+    text = shipped("ablation-3d.toml").read_text()
+    preset.write_text(re.sub(r'(?m)^name = "[^"]*"', f'name = "{name}"', text, count=1))
+    folder = tmp_path / "plan"
+    assert main(["--preset", str(preset), "--out", str(folder), "--solver", "fast"]) == 0
+    assert main(["sky", str(folder)]) == 0 and main(["dstack", str(folder)]) == 0
+    task = yaml.safe_load((folder / "sky.yaml").read_text())
+    config = yaml.safe_load((folder / ".dstack.yml").read_text())
+    plan_id = load_plan(str(folder))[0].campaign.id
+    bucket = task["file_mounts"]["/campaign"]["name"]
+    assert re.fullmatch(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]", bucket)
+    for dstack_name in (config["name"], config["volumes"][0]["name"]):  # dstack's own rule
+        assert re.fullmatch(r"[a-z][a-z0-9-]{1,40}", dstack_name)
+        assert dstack_name.endswith(plan_id[-6:])
+    assert config["env"] == [f"CAMPAIGN_ID={plan_id}"]
+    assert main(["dstack", str(folder), "--force", "--volume", "v" * 42]) == 2
+    _one_line_error(capsys, "--volume", "dstack")
+
+
+def test_a_plan_folder_with_a_colon_is_copied_whole(tmp_path, capsys, cloud_python):
+    folder = _plan(tmp_path / "runs:2026", "ablation-3d")
+    assert main(["dstack", str(folder)]) == 0
+    config = _read(cloud_python, "dstack", folder / ".dstack.yml")[str(folder / ".dstack.yml")]
+    assert config["files"] == [[str(folder), "/workflow/plan"]]
+
+
+def test_a_folder_where_the_file_goes_is_one_line(tmp_path, capsys):
+    folder = _plan(tmp_path, "ablation-3d")
+    (folder / ".dstack.yml").mkdir()
+    assert main(["dstack", str(folder), "--force"]) == 2
+    _one_line_error(capsys, ".dstack.yml", "is a folder")
+    assert list((folder / ".dstack.yml").iterdir()) == []

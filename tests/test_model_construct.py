@@ -7,7 +7,7 @@ import pytest
 from pydantic import Field
 
 from planner.campaign import new_run, plan_campaign
-from planner.planning.plan import Run
+from planner.planfile.plan import Run
 from planner.spec.base import Lax, constructor
 from planner.spec.catalog import load_catalog
 from planner.spec.loading import load_preset

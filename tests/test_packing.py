@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner.planning.packing import Job, capacity_bound, counts, pack, score
-from planner.planning.packing_fast import pack_fast, serial
-from planner.planning.schedule import schedule
+from planner.packing.fast import pack_fast, serial
+from planner.packing.pack import Job, capacity_bound, counts, pack, score
+from planner.packing.schedule import schedule
 from tests.packing_oracle import check, instance, optimum
 
 FAMILIES = [dict(wide=False, evals=False), dict(wide=True, evals=False),
@@ -32,8 +32,8 @@ def test_fast_never_below_the_list_scheduler(family: dict, rng: random.Random) -
     fast = pack_fast(jobs, n, h)
     check(jobs, n, h, fast)
     got, old = score(jobs, fast), score(jobs, _list(jobs, n, h))
-    assert got[0] >= old[0], "fewer complete seed sets than the list scheduler"
-    assert got[1] >= old[1], "fewer matrix runs than the list scheduler"
+    # Sets come first: more complete sets may cost a matrix run, never the reverse.
+    assert counts(got) >= counts(old), "worse than the list scheduler by the objective"
     assert got[1] <= capacity_bound(jobs, n, h)
 
 

@@ -12,8 +12,8 @@ import pytest
 
 from planner.cli.main import main
 from planner.errors import InputError
+from planner.planfile.export import read_plan
 from planner.planning import plan_cache
-from planner.planning.export import read_plan
 from tests.run_fixtures import harness as h
 
 

@@ -13,8 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planner.errors import InputError
-from planner.planning import export, plan_fast
-from planner.planning.plan_rules import value_problem
+from planner.planfile import export
+from planner.planfile.rules import value_problem
+from planner.planning import plan_fast
 from tests.run_fixtures import harness as h
 
 

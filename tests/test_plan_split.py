@@ -18,8 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planner.errors import InputError
-from planner.planning import export, plan_bulk, plan_fast, plan_split
-from planner.planning.plan import Plan
+from planner.planfile import export
+from planner.planfile.plan import Plan
+from planner.planning import plan_bulk, plan_fast, plan_split
 from tests.run_fixtures import harness as h
 from tests.test_plan_fast import _mutated
 

@@ -133,18 +133,23 @@ def test_processes_outliving_their_shell_end_before_the_run_does(tmp_path: Path)
     assert h.campaign_pids(plan_path.parent) == []  # the stray sleep was killed
 
 
-def test_leftovers_are_killed_only_when_they_carry_the_run_id() -> None:
+def test_leftovers_are_killed_only_when_they_carry_the_run_id(tmp_path: Path) -> None:
     import subprocess
 
     from planner.run.procs import kill_leftovers
 
-    env = {**os.environ, "CAMPAIGN_RUN_ID": "r1"}
+    env = {**os.environ, "CAMPAIGN_RUN_ID": "r1", "CAMPAIGN_RUN_TOKEN": "ab12",
+           "CAMPAIGN_WORKDIR": str(tmp_path)}
     mine = subprocess.Popen(["sleep", "30"], env=env, start_new_session=True)
     other = subprocess.Popen(["sleep", "30"], start_new_session=True)
     try:
-        assert kill_leftovers(other.pid, "r1") == 0  # same kind of group, another program
-        assert kill_leftovers(mine.pid, "r2") == 0
-        assert kill_leftovers(mine.pid, "r1") == 1
+        assert kill_leftovers(other.pid, "r1", "ab12", tmp_path) == 0  # another program
+        assert kill_leftovers(mine.pid, "r2", "ab12", tmp_path) == 0
+        # The run id alone is not enough: the attempt's token and the folder are named too.
+        assert kill_leftovers(mine.pid, "r1", "cd34", tmp_path) == 0
+        assert kill_leftovers(mine.pid, "r1", "ab12", tmp_path / "elsewhere") == 0
+        assert kill_leftovers(mine.pid, "r1", "", tmp_path) == 0
+        assert kill_leftovers(mine.pid, "r1", "ab12", tmp_path) == 1
         assert mine.wait(5) == -9 and other.poll() is None
     finally:
         other.kill()

@@ -4,9 +4,15 @@ marked; bad arguments refused before anything starts."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import re
 import shlex
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +32,7 @@ mode = args.get("mode", "ok")
 trace = sys.argv[1]
 env = {k: v for k, v in os.environ.items() if k.startswith("CAMPAIGN_")}
 env["cwd"] = os.getcwd()
+env["pid"] = os.getpid()
 with open(os.path.join(trace, args.get("name", mode) + ".json"), "w") as f:
     json.dump(env, f)
 path = os.environ["CAMPAIGN_PROGRESS"]
@@ -41,7 +48,10 @@ if mode == "oom":
     print("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
           file=sys.stderr)
     sys.exit(1)
-peak = {"ok": 3 * 2**30, "big": 5 * 2**30}.get(mode)
+if mode == "escape":
+    print("\\x1b[31mred\\x1b]0;a title\\x07 failure\\r", flush=True)
+    sys.exit(1)
+peak = {"ok": 3 * 2**30, "big": 5 * 2**30, "bytes-as-bits": 2**59}.get(mode)
 for step in range(1, 10**6):
     time.sleep(0.01)
     if mode == "raise" and step == 3:
@@ -173,6 +183,8 @@ def test_crash_silence_and_out_of_memory_are_marked(tmp_path: Path,
     (["--steps", "3", "--timeout", "0"], "--timeout"),
     (["--steps", "3", "--minutes", "1"], "trial"), ([], "trial"),
     (["--steps", "3", "--cards", "0"], "--cards"), (["--steps", "3", "--cards", "1-0"], "--cards"),
+    (["--steps", "3", "--warmup", "10" * 12], "--warmup"), (["--steps", "1e400"], "--steps"),
+    (["--steps", "3", "--grace", "1e300"], "--grace"),
 ])
 def test_bad_arguments_are_one_line_and_start_nothing(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str],
@@ -233,3 +245,105 @@ def test_a_budget_in_minutes(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert m.configs[0].step_time is not None
     env = json.loads((tmp_path / "trace" / "ok.json").read_text())
     assert "CAMPAIGN_TRIAL_STEPS" not in env
+
+
+def test_an_impossible_peak_and_a_terminals_escapes_never_reach_the_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    preset = _preset(tmp_path, {"huge": "bytes-as-bits", "painted": "escape"})
+    out = tmp_path / "m.toml"
+    assert _trial(tmp_path, preset, "--steps", "3", "--out", str(out)) == 1
+    printed = capsys.readouterr().out
+    assert "\x1b" not in printed and "\x07" not in printed
+    m = load_measurements(out)
+    got = {c.config: c for c in m.configs}
+    # A peak beyond any card's memory is no report: measured, without a memory figure.
+    assert got["huge"].outcome == "measured" and got["huge"].memory is None
+    assert got["painted"].reason == "exited with code 1: red failure"
+
+
+def test_a_forged_reason_with_an_escape_is_one_line(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    preset = _preset(tmp_path, {"boom": "raise"})
+    out = tmp_path / "m.toml"
+    assert _trial(tmp_path, preset, "--steps", "3", "--out", str(out)) == 1
+    text = out.read_text()
+    assert 'outcome = "crashed"' in text
+    out.write_text(re.sub(r'reason = "exited[^\n]*', r'reason = "\\u001b]0;owned\\u0007"', text))
+    capsys.readouterr()
+    assert main(["--preset", str(preset), "--measurements", str(out), "--out",
+                 str(tmp_path / "plans")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "configs[1].reason" in err and "\x1b" not in err
+    assert not (tmp_path / "plans").exists()
+
+
+def test_a_claimed_start_up_without_a_step_time_is_not_charged(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    preset = _preset(tmp_path, {})
+    out = tmp_path / "m.toml"
+    assert _trial(tmp_path, preset, "--steps", "3", "--out", str(out)) == 0
+    text = out.read_text()
+    out.write_text(re.sub(r"\[configs.step_time\][^\[]*", "", text))
+    loaded, source = load_preset(str(preset))
+    plan = plan_campaign(loaded, load_catalog(None), measurements=load_measurements(out),
+                         source=source, cpu_step_times=True)
+    assert plan.assumptions.overheads.startup_minutes == 5.0
+    assert not any(d.startswith("start-up ") for d in plan.decisions)
+
+
+def test_an_out_that_cannot_be_written_is_refused_before_the_trial(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    preset = _preset(tmp_path, {})
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    assert _trial(tmp_path, preset, "--steps", "2", "--out", str(blocker / "m.toml")) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--out" in err and "cannot be written" in err
+    # A folder no file can be made in (procfs refuses even root).
+    assert _trial(tmp_path, preset, "--steps", "2", "--out", "/proc/m.toml") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "/proc/m.toml: --out: cannot be written" in err
+    assert _trial(tmp_path, preset, "--steps", "2", "--out", str(tmp_path / "m.toml"),
+                  "--scratch", "/proc") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "/proc: --scratch: cannot make" in err
+    assert _scratch(tmp_path) == [] and list((tmp_path / "trace").iterdir()) == []
+    assert list(tmp_path.glob(".trial-probe-*")) == []
+
+
+def test_the_plan_line_is_one_to_paste(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    preset = _preset(tmp_path, {})
+    out = tmp_path / "my measurements.toml"
+    assert _trial(tmp_path, preset, "--steps", "2", "--out", str(out)) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if "--measurements" in x)
+    assert shlex.split(line)[-2:] == ["--measurements", str(out)]
+
+
+def test_a_closed_terminal_stops_the_commands(tmp_path: Path) -> None:
+    """SIGHUP (an SSH session gone) stops the trial as Ctrl-C does: nothing of the command
+    outlives it, nothing is written."""
+    preset = _preset(tmp_path, {})
+    work = tmp_path / "work"
+    work.mkdir()
+    out = tmp_path / "m.toml"
+    proc = subprocess.Popen([sys.executable, "-m", "planner", "trial", "--preset", str(preset),
+                             "--device", "cpu", "--workdir", str(work), "--grace", "5",
+                             "--minutes", "30", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    while "starting on the CPU" not in proc.stdout.readline():
+        pass
+    trace = tmp_path / "trace" / "ok.json"
+    deadline = time.monotonic() + 60
+    pid = None
+    while pid is None:  # until the command has started and said so
+        assert time.monotonic() < deadline
+        with contextlib.suppress(OSError, ValueError):
+            pid = json.loads(trace.read_text())["pid"]
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGHUP)
+    assert proc.wait(timeout=60) == 130
+    assert "stopped; nothing written" in proc.communicate()[1]
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # reaped by the trial: gone
+    assert not out.exists()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import select
+import subprocess
 import sys
 import types
 from pathlib import Path
@@ -14,9 +16,16 @@ import pytest
 
 from planner.campaign import trial_runs
 from planner.run.progress import read_report, read_step
-from planner.run.trial import Budget, Trial, exit_words, trial_env
+from planner.run.trial import Attempt, Budget, Trial, exit_words, trial_env
 from planner.run.trial_device import MemoryWatch, describe, open_nvml
-from planner.run.trial_stats import Sample, intervals, percentile, timed_start, timing
+from planner.run.trial_stats import (
+    Sample,
+    intervals,
+    percentile,
+    plausible,
+    timed_start,
+    timing,
+)
 from planner.spec.catalog import load_catalog
 from planner.spec.loading import load_preset
 
@@ -65,6 +74,7 @@ def test_reports_of_one_clock_tick_merge_and_a_restart_ends_the_timing() -> None
     (b'{"step": 7, "peak_memory_bytes": "lots", "warmup": "yes", "checkpoint_step": -1}',
      (7, None, False, None)),
     (b'{"step": 7, "peak_memory_bytes": true, "extra": [1, 2]}', (7, None, False, None)),
+    (b'{"step": 7, "peak_memory_bytes": 576460752303423488}', (7, None, False, None)),
 ])
 def test_optional_fields_are_read_and_a_bad_one_is_dropped(tmp_path: Path, content: bytes,
                                                            fields: tuple[Any, ...]) -> None:
@@ -295,3 +305,41 @@ def test_a_command_that_cannot_start_is_marked_and_the_next_runs(tmp_path: Path)
     assert [r.outcome for r in results] == ["crashed", "measured"]
     assert results[0].reason.startswith("cannot start ") and results[0].log.is_file()
     assert lines[2] == "v0: starting on the CPU (2/2)"
+
+
+def test_a_progress_file_dated_far_ahead_gives_no_figure() -> None:
+    now = 1_700_000_000.0
+    honest = timing([Sample(now + 1, 1), Sample(now + 2, 3), Sample(now + 3, 5)], now, 1)
+    assert honest is not None and plausible(honest)
+    ahead = timing([Sample(now + 1e9, 1), Sample(now + 1e9 + 1, 3), Sample(now + 1e9 + 2, 5)],
+                   now, 1)
+    assert ahead is not None and not plausible(ahead)  # start-up of 30 years
+
+
+def test_a_second_interrupt_kills_what_ignores_sigterm_at_once(tmp_path: Path) -> None:
+    """Ctrl-C twice: the second ends the grace period; nothing of the command outlives it."""
+    runs, scratch = _runs(tmp_path)
+    trial = Trial(runs, [[]], workdir=tmp_path, scratch=scratch, campaign_id="c",
+                  budget=Budget(steps=2, grace_s=3600, poll_s=0.02))
+    # A command that ignores SIGTERM and forks a child that does too.
+    script = "trap '' TERM; sh -c \"trap '' TERM; while :; do sleep 1; done\" & echo $!; wait"
+    proc = subprocess.Popen(["sh", "-c", script], start_new_session=True,
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    child = os.pidfd_open(int(proc.stdout.readline()))  # readable once it has ended
+    interrupted = []
+
+    def wait(timeout: float | None = None) -> int:
+        if timeout is not None and not interrupted:
+            interrupted.append(timeout)
+            raise KeyboardInterrupt  # the second Ctrl-C, during the grace period
+        return subprocess.Popen.wait(proc, timeout)
+
+    proc.wait = wait  # type: ignore[method-assign]
+    trial.active.append(Attempt(runs[0], [], proc, tmp_path / "log", 0.0, 0.0, None))
+    trial.abandon()
+    assert interrupted and trial.active == [] and proc.returncode is not None
+    proc.stdout.close()
+    # Killed, not left running past the trial: it ends without anything else sent to it.
+    assert select.select([child], [], [], 60)[0] == [child]
+    os.close(child)

@@ -11,7 +11,7 @@ from textual.app import App, ComposeResult
 from textual.document._document import Document
 from textual.document._wrapped_document import WrappedDocument
 
-from planner.planning.export import plan_toml
+from planner.planfile.export import plan_toml
 from screens import state
 from screens.widgets.preview import Preview, QuickWrap
 from tests.test_tui import make_app

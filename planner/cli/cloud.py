@@ -12,7 +12,7 @@ from planner.cli.args import Parser
 from planner.errors import InputError
 
 if TYPE_CHECKING:
-    from planner.planning.plan import Plan
+    from planner.planfile.plan import Plan
     from planner.run.cloud import Launch
 
 INSTALL_HELP = ("what pip installs to bring the planner onto the machine (default: "
@@ -63,10 +63,15 @@ def _shown(path: Path) -> str:
 
 
 def _bucket(text: str | None, campaign_id: str, field: str) -> str:
-    from planner.run.cloud import BUCKET
+    from planner.run.cloud import BUCKET, DSTACK_NAME, resource_name
 
-    name = text if text is not None else f"campaign-{campaign_id}"[:63]
-    if not BUCKET.fullmatch(name):
+    dstack = field == "--volume"
+    name = text if text is not None else resource_name(f"campaign-{campaign_id}",
+                                                       41 if dstack else 63)
+    if dstack and not DSTACK_NAME.fullmatch(name):
+        raise InputError("expected 2 to 41 lower-case letters, digits and `-`, starting with "
+                         "a letter (dstack's rule)", field=field)
+    if not dstack and not BUCKET.fullmatch(name):
         raise InputError("expected 3 to 63 lower-case letters, digits and `-`", field=field)
     return name
 
@@ -75,6 +80,9 @@ def _write(files: list[tuple[Path, dict[str, Any]]], force: bool) -> None:
     from planner.run.cloud_yaml import dump
     from planner.tomlio import write_all
 
+    for path, _ in files:
+        if path.is_dir() and not path.is_symlink():  # --force replaces files, not folders
+            raise InputError("is a folder; move it away", file=path)
     write_all([(p, dump(d)) for p, d in files], force=force, field="--force")
 
 
@@ -104,7 +112,11 @@ def sky_main(argv: Sequence[str]) -> int:
     common = {"workdir": str(folder), "bucket": bucket, "spot": args.spot,
               "store": args.store}
     if args.per_run:
+        from planner.nofollow import refusal
         from planner.run.cloud import disk
+
+        if (folder / "sky-jobs").is_symlink():  # its files would land where it points
+            raise refusal(folder / "sky-jobs")
 
         jobs = [(folder / "sky-jobs" / f"{g[0].id}.yaml",
                  sky_run_task(job, name, g, disk_gb=disk(plan, args.disk_gb, g)[0], **common))

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING
 
 from planner.cli.args import Parser, add_what_if, contact_of, created_at, what_if
 from planner.errors import InputError
+from planner.spec.printable import shown
 
 if TYPE_CHECKING:
-    from planner.planning.packing import Solver
+    from planner.packing.pack import Solver
     from planner.spec.overrides import Overrides
 
 Command = Callable[[Sequence[str]], int]
@@ -99,9 +100,9 @@ def cmd_plan(argv: Sequence[str]) -> int:
     if args.tui:
         return _tui(args, overrides)
     from planner.campaign import plan_campaign
-    from planner.planning.export import write_exports
-    from planner.planning.order import make_order
-    from planner.planning.plan import with_overrides
+    from planner.planfile.export import write_exports
+    from planner.planfile.order import make_order
+    from planner.planfile.plan import with_overrides
     from planner.spec.catalog import load_catalog
     from planner.spec.loading import DEFAULT_PRESET, load_preset
     from planner.spec.overrides import apply_overrides
@@ -155,7 +156,7 @@ def cmd_plan(argv: Sequence[str]) -> int:
 
 def _solver(args: argparse.Namespace) -> Solver:
     """The packer asked for; by default the exact one for exports, when it is installed."""
-    from planner.planning.packing import have_cp_sat
+    from planner.packing.pack import have_cp_sat
 
     if args.time_limit <= 0 or args.time_limit != args.time_limit:
         raise InputError("must be a positive number of seconds", field="--time-limit")
@@ -231,8 +232,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _command(args[0])(args[1:])
         return cmd_plan(args)
     except InputError as exc:
-        # One line, whatever the input held: a line break in a value is shown escaped.
-        message = str(exc).replace("\r", "\\r").replace("\n", "\\n")
+        # One line, whatever the input held: a line break or an escape in a value is
+        # shown escaped (`printable`).
+        message = shown(str(exc))
         print(f"campaign-planner: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -244,7 +246,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The output could not be written (a full disk, a terminal gone): one line, and
         # what is still buffered is dropped so that the exit does not fail on it again.
         _drop_stdout()
-        print(f"campaign-planner: error: cannot write the output: {exc.strerror or exc}",
+        what = exc.filename if exc.filename is not None else "the output"
+        print(f"campaign-planner: error: cannot write {what}: {exc.strerror or exc}",
               file=sys.stderr)
         return 1
 

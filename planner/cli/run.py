@@ -10,7 +10,7 @@ from pathlib import Path
 
 from planner.cli.args import Parser
 from planner.cli.lean import keep
-from planner.planning.plan import Plan, Run
+from planner.planfile.plan import Plan, Run
 from planner.run import prepare
 from planner.run.journal import History, Workspace
 
@@ -63,6 +63,7 @@ def dry_run(plan: Plan, plan_path: Path, ws: Workspace, hist: History,
     from planner.run.once import folders_present, lock_held
     from planner.run.status import executor_alive, groups_of, project
     from planner.run.status_render import span
+    from planner.spec.printable import shown
 
     journalled = current(plan, hist)
     if present is None:  # where a run's lock can be
@@ -111,7 +112,9 @@ def dry_run(plan: Plan, plan_path: Path, ws: Workspace, hist: History,
         else:
             what = "fresh" if not run.depends_on else f"after {run.depends_on}"
         # A run's two lines as one text: the lines are joined by line breaks in the end.
-        lines.append(f"{head}{rid}  ({what}){how[run.shell]}{run.command}")
+        # A script's line breaks and escapes shown as such: one line, nothing the terminal
+        # would act on (`printable`).
+        lines.append(f"{head}{rid}  ({what}){how[run.shell]}{shown(run.command)}")
     for name in ("done", "failed", "blocked"):
         ids = [r.id for r in plan.runs if groups[r.id] == name and r.id not in elsewhere] \
             if name in counted else []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
 import shlex
 import shutil
@@ -26,6 +27,8 @@ from planner.errors import InputError
 if TYPE_CHECKING:
     from planner.run.trial import Budget
 
+MOST = 1e7
+"""Largest step count or number of seconds or minutes a trial is given (months)."""
 CARDS = re.compile(r"\s*(\d{1,4})\s*(?:-\s*(\d{1,4})\s*)?")
 
 
@@ -79,7 +82,7 @@ def parser() -> Parser:
 
 
 def _number(text: str, flag: str, *, whole: bool = False, least: float = 0.0,
-            above: bool = False) -> float:
+            above: bool = False, most: float = MOST) -> float:
     try:
         value = int(text) if whole else float(text)
     except ValueError:
@@ -88,6 +91,8 @@ def _number(text: str, flag: str, *, whole: bool = False, least: float = 0.0,
     if not math.isfinite(value) or value < least or (above and value <= least):
         raise InputError(f"must be {'more than' if above else 'at least'} {least:g}, got "
                          f"{text[:40]}", field=flag)
+    if value > most:
+        raise InputError(f"must be at most {most:g}, got {text[:40]}", field=flag)
     return value
 
 
@@ -127,6 +132,18 @@ def card_groups(cards: list[int], per_run: int) -> list[list[int]]:
     return [cards[i:i + per_run] for i in range(0, len(cards) - per_run + 1, per_run)]
 
 
+def _writable(folder: Path, out: Path, flag: str) -> None:
+    """Refuse `out` now when its folder takes no file: found after the trial, it would
+    waste it. Tried with a file made and removed at once."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".trial-probe-", dir=folder)
+    except OSError as exc:
+        raise InputError(f"cannot be written in {folder}: {exc.strerror or exc}", file=out,
+                         field=flag) from None
+    os.close(fd)
+    os.unlink(probe)
+
+
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # the trial stops its commands on the way out
 
@@ -149,6 +166,7 @@ def main(argv: Sequence[str]) -> int:
     refuse_existing([out], force=args.force)
     if out.is_dir():
         raise InputError("is a folder; give a file name", file=out, field="--out")
+    _writable(next(p for p in out.absolute().parents if p.exists()), out, "--out")
     workdir = Path(args.workdir or ".").expanduser().absolute()
     if not workdir.is_dir():
         raise InputError("is not a folder", file=workdir, field="--workdir")
@@ -177,7 +195,11 @@ def main(argv: Sequence[str]) -> int:
     idle = [c for c in (cards or []) if not any(c in g for g in groups)]
     spec = spec_of(preset)
     dtype = args.dtype or (spec.dtype if spec is not None else "bf16")
-    scratch = Path(tempfile.mkdtemp(prefix=f"trial-{preset.campaign.name}-", dir=parent))
+    try:
+        scratch = Path(tempfile.mkdtemp(prefix=f"trial-{preset.campaign.name}-", dir=parent))
+    except OSError as exc:
+        raise InputError(f"cannot make the trial's folder here: {exc.strerror or exc}",
+                         file=parent, field="--scratch") from None
     try:
         runs = trial_runs(preset, catalog, checkpoint_root=str(scratch / "checkpoints"),
                           export_root=str(scratch / "exports"), source=source)
@@ -194,7 +216,9 @@ def main(argv: Sequence[str]) -> int:
     if idle:
         print(f"card{'s' * (len(idle) > 1)} {','.join(map(str, idle))} left idle: fewer "
               f"than a run's {per_run}", flush=True)
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    # A closed terminal (SIGHUP) stops the trial as Ctrl-C does: its commands, each in a
+    # session of its own, would otherwise outlive it on the cards.
+    previous = {s: signal.signal(s, _interrupt) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
         results = Trial(runs, groups, workdir=workdir, scratch=scratch,
                         campaign_id=campaign_id(preset),
@@ -205,7 +229,8 @@ def main(argv: Sequence[str]) -> int:
               "is left)", file=sys.stderr)
         return 130
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
         if nvml is not None:
             nvml.close()
     measured = [r for r in results if r.outcome == "measured"]
@@ -217,7 +242,8 @@ def main(argv: Sequence[str]) -> int:
     if not keep:
         shutil.rmtree(scratch, ignore_errors=True)
     print(f"\nWrote {out}: {len(measured)} of {len(results)} configurations measured. Plan "
-          f"with it:\n  campaign-planner --preset {args.preset} --measurements {out}")
+          f"with it:\n  campaign-planner --preset {shlex.quote(args.preset)} --measurements "
+          f"{shlex.quote(str(out))}")
     if len(measured) < len(results):
         print(f"The others are marked in the file with the reason; their logs are in "
               f"{scratch / 'logs'}")

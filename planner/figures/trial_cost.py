@@ -25,8 +25,8 @@ def trial_startup(m: Measurements, overheads: Overheads,
     if m.workload.source != "trial" or smoke_test(m, cpu_step_times):
         return overheads, ""
     costs = [(c.trial.overhead_s, c.config) for c in m.configs
-             if c.outcome == "measured" and c.trial is not None and c.trial.overhead_s
-             is not None]
+             if c.outcome == "measured" and c.step_time is not None and c.trial is not None
+             and c.trial.overhead_s is not None]
     if not costs:
         return overheads, ""
     seconds, config = max(costs)

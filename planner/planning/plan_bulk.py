@@ -9,10 +9,10 @@ its validators and the run's own checks. Here the same rules meet each column at
   longest vector only: its bounds are on the length);
 - each field validator and each of the run's own checks, as the model calls them: on a
   whole column at once where the rule has a form for that (`paths.run_ids_fine`,
-  `paths.run_paths_fine`, `plan_rules.values_fine`, `plan_rules.runs_fine`: True only when
+  `paths.run_paths_fine`, `planfile.rules.values_fine`, `planfile.rules.runs_fine`: True only when
   no value can fail), else on each value or run; the plan's checks over all of them, at
-  once where they can be (`plan_rules.plan_runs_fine`);
-- what `plan_rules.value_problem` looks for, a column at a time (`clean_column`).
+  once where they can be (`planfile.rules.plan_runs_fine`);
+- what `planfile.rules.value_problem` looks for, a column at a time (`clean_column`).
 
 Anything it cannot vouch for (a field missing, a key it does not know, any rule refused)
 gives None, and the plan is read table by table, which names what is wrong. The text the
@@ -30,15 +30,15 @@ from typing import Annotated, Any, NamedTuple, get_args, get_origin
 from annotated_types import MaxLen, MinLen
 from pydantic import ConfigDict, TypeAdapter
 
-from planner.planning.plan import Plan, Run
-from planner.planning.plan_fast import Group
-from planner.planning.plan_rules import (
+from planner.planfile.plan import Plan, Run
+from planner.planfile.rules import (
     DERIVED_COMMANDS,
     clean_column,
     plan_runs_fine,
     runs_fine,
     values_fine,
 )
+from planner.planning.plan_fast import Group
 from planner.spec.paths import run_ids_fine, run_paths_fine
 from planner.spec.templates import display_all
 
@@ -224,7 +224,7 @@ def _group(group: Group, rules: _Rules, plain: bool, share: bool
         return None
     n = len(group.columns[0])
     derived = "command" not in columns
-    # A command is derived from the shell flag as written (`plan_text.expand`): a flag
+    # A command is derived from the shell flag as written (`planfile.text.expand`): a flag
     # the schema would take as one (`"yes"`) derives none, and is left to the tables.
     if derived and "shell" in columns and set(map(type, columns["shell"])) != {bool}:
         return None
@@ -266,7 +266,7 @@ def _group(group: Group, rules: _Rules, plain: bool, share: bool
 
 
 def clean(groups: list[Group], plain: bool) -> bool:
-    """True when `plan_rules.value_problem` finds nothing in these groups of an array of
+    """True when `planfile.rules.value_problem` finds nothing in these groups of an array of
     runs (`plain`: its text holds no escape)."""
     return all(_clean(group, plain) for group in groups)
 

@@ -1,6 +1,6 @@
 """A per-user cache of plans already read and checked, so a large plan.toml is parsed once.
 
-Reading plan.toml back (TOML parsing and every rule of `plan_rules`) takes seconds for the
+Reading plan.toml back (TOML parsing and every rule of `planfile.rules`) takes seconds for the
 largest plans, and `status` or `run --dry-run` read it each time. Once this planner has
 read and checked the bytes of a plan.toml (or written them), it keeps the checked plan
 under the SHA-256 of those bytes, in a folder of the user's own (never beside the plan,
@@ -31,7 +31,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from planner.planning.plan import Plan, Run
+from planner.planfile.plan import Plan, Run
 from planner.planning.plan_bulk import construct
 
 ENTRIES = 4
@@ -42,10 +42,11 @@ _KEYS = dict.fromkeys(Run.model_fields).keys()
 
 
 _RULES = ("planning/plan_cache.py", "planning/plan_fast.py", "planning/plan_head.py",
-          "planning/plan_bulk.py", "planning/plan_split.py",
-          "planning/plan.py",
-          "planning/plan_embedding.py", "planning/plan_rules.py", "planning/plan_text.py",
-          "planning/export.py", "spec/paths.py", "spec/templates.py", "spec/bounds.py",
+          "planning/plan_bulk.py", "planning/plan_split.py", "planfile/seal.py",
+          "planfile/plan.py",
+          "planfile/embedding.py", "planfile/rules.py", "planfile/text.py",
+          "planfile/export.py", "spec/paths.py", "spec/templates.py", "spec/bounds.py",
+          "spec/printable.py",
           "spec/base.py", "spec/preset.py")
 
 

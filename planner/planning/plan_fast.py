@@ -1,8 +1,8 @@
-"""plan.toml's run tables read at the speed of JSON, when they are as `plan_text` writes them.
+"""plan.toml's run tables read at the speed of JSON, when they are as `planfile.text` writes them.
 
 A plan of a hundred thousand runs is two million lines of `key = value`; a TOML parser
 written in Python takes seconds over them, on every machine that reads the plan for the
-first time (the rented one). Each of those lines, as `plan_text` writes it, is also JSON
+first time (the rented one). Each of those lines, as `planfile.text` writes it, is also JSON
 once its key is quoted: the values are basic strings, integers, floats, booleans and arrays
 of them, which the two grammars spell alike. So the run tables become one JSON text by a few
 whole-text replacements and are parsed by a compiled JSON parser (pydantic-core's, else the
@@ -75,7 +75,7 @@ class Reading(NamedTuple):
     plain: frozenset[str]
     """The arrays of run tables whose text holds no escape (so no string in them holds a
     control character: JSON refuses one written as itself) and, for those in `data`, no
-    number of 16 digits or more: `plan_rules.value_problem` finds nothing in them but, for
+    number of 16 digits or more: `planfile.rules.value_problem` finds nothing in them but, for
     those in `columns`, numbers beyond its bounds."""
     columns: dict[str, list[Group]] = {}
     """Arrays read as columns (`read(..., columns=True)`), group by group."""

@@ -24,10 +24,10 @@ import signal
 import threading
 from typing import NamedTuple
 
+from planner.planfile.plan import Plan, Run
+from planner.planfile.rules import value_problem
 from planner.planning import plan_bulk, plan_fast
-from planner.planning.plan import Plan, Run
 from planner.planning.plan_bulk import construct
-from planner.planning.plan_rules import value_problem
 
 LARGE = 8 * 2**20
 """The smallest plan.toml (in bytes, about 10,000 runs) read in two processes: below it the

@@ -17,8 +17,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from planner.errors import InputError, from_validation
-from planner.planning.order import Order
-from planner.planning.plan import Plan, Run
+from planner.planfile.order import Order
+from planner.planfile.plan import Plan, Run
 from planner.spec.catalog import Card
 from planner.tomlio import read_toml
 
@@ -28,6 +28,8 @@ MOUNT = "/campaign"
 BASE_DISK_GB = 100
 """Disk for the system image, the environment and the data, besides checkpoints/exports."""
 BUCKET = re.compile(r"^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$")
+DSTACK_NAME = re.compile(r"^[a-z][a-z0-9-]{1,40}$")
+"""dstack's rule for the name of a run or a volume (its server refuses any other)."""
 _VECTOR_BYTES = {"float32": 4, "float16": 2, "int8": 1, "binary": 1 / 8}
 
 
@@ -47,23 +49,42 @@ class Launch:
     price_per_hour: float | None
     currency: str
 
+    def window_start(self, *, workdir: str = MOUNT) -> list[str]:
+        """Bash lines that note the window's end on the campaign's storage, unless a
+        machine before this one did: placed before the setup, since the rented window
+        (and the plan's first hour, its stack check) starts when the machine does."""
+        seconds = math.ceil(self.window_hours * 3600)
+        end = shlex.quote(f"{workdir}/.window-end")
+        return [f"mkdir -p {shlex.quote(workdir)}",
+                f"[ -s {end} ] || echo $(( $(date +%s) + {seconds} )) > {end}"]
+
     def run_script(self, *, workdir: str = MOUNT) -> str:
         """The bash that runs the plan in the window: `run` with the plan's cards, stopped
         like a Ctrl-C (its runs get their grace to checkpoint) when the window ends. The
         window's end is kept on the campaign's storage, so a replacement machine keeps the
         first one's deadline instead of starting a new window."""
         cards = ",".join(str(c) for c in range(self.cards))
-        seconds = math.ceil(self.window_hours * 3600)
         end = shlex.quote(f"{workdir}/.window-end")
         return "\n".join([
             "set -euo pipefail",
-            f"mkdir -p {shlex.quote(workdir)}",
-            f"[ -s {end} ] || echo $(( $(date +%s) + {seconds} )) > {end}",
+            *self.window_start(workdir=workdir),
             f"left=$(( $(cat {end}) - $(date +%s) ))",
             'if [ "$left" -le 0 ]; then echo "the window has ended"; exit 0; fi',
             f"timeout --signal=INT --kill-after=120 \"$left\" campaign-planner run plan.toml "
             f"--workdir {shlex.quote(workdir)} --cards {cards} || test $? -eq 124",
         ]) + "\n"
+
+
+def resource_name(text: str, most: int) -> str:
+    """`text` as a name the launchers take: lower-case letters, digits and `-`, starting
+    with a letter, at most `most` long; a long one keeps its last six characters (a plan
+    id's hash), so two plans' names stay apart."""
+    name = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    if not name[:1].isalpha():
+        name = f"c-{name}"
+    if len(name) > most:
+        name = f"{name[:most - 7].rstrip('-')}-{name[-6:]}"
+    return name
 
 
 def read_order(plan: Plan, plan_path: Path) -> Order:
@@ -90,6 +111,12 @@ def setup_lines(order: Order, card_key: str, install: str, *, shipped_card: bool
     pip = "python3 -m pip install --quiet"
     lines = ["set -euo pipefail", f"{pip} --upgrade pip",
              f"{pip} {shlex.quote(f'torch=={env.pytorch}.*')}"]
+    for i, package in enumerate(env.packages):
+        # Quoted, a word starting with `-` is still an option to pip (another index, a
+        # requirements file): a package is named, never an option.
+        if not package.strip() or package.lstrip().startswith("-"):
+            raise InputError(f"expected a package name, got {package[:60]!r}",
+                             file="order.toml", field=f"order.environment.packages[{i}]")
     if env.packages:
         lines.append(f"{pip} " + " ".join(shlex.quote(p) for p in env.packages))
     lines.append(f"{pip} {shlex.quote(install)}")
@@ -122,6 +149,13 @@ def launch(plan: Plan, plan_path: Path, card: Card, *, install: str, shipped_car
            disk_gb: int | None = None) -> Launch:
     """The launch that runs `plan` on one machine of `plan.campaign.cards` cards."""
     c = plan.campaign
+    for i, r in enumerate(plan.runs):
+        for field, path in (("checkpoint_dir", r.checkpoint_dir), ("export_name", r.export_name)):
+            if path.startswith("/"):  # on the machine's own disk, lost with it
+                raise InputError(f"is absolute ({path[:80]}): on a cloud machine only "
+                                 f"{MOUNT} (the bucket or volume) outlives it; plan with a "
+                                 "relative checkpoint_root and export_root",
+                                 file=plan_path, field=f"runs[{i}].{field}")
     order = read_order(plan, plan_path)
     size, note = disk(plan, disk_gb)
     price = None if c.price_per_card_hour is None else round(c.price_per_card_hour * c.cards,

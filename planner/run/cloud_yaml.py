@@ -8,8 +8,8 @@ from typing import Any
 
 import yaml
 
-from planner.planning.plan import Plan, Run
-from planner.run.cloud import MOUNT, Launch
+from planner.planfile.plan import Plan, Run
+from planner.run.cloud import MOUNT, Launch, resource_name
 
 PER_RUN_NOTE = (
     "each run once holds only in part with --per-run: a run's done record, on the bucket, "
@@ -54,7 +54,8 @@ def sky_task(launch: Launch, sky_name: str, *, workdir: str, bucket: str, spot: 
                       "use_spot": spot, "autostop": _autostop()},
         "envs": dict(launch.env),
         "file_mounts": {MOUNT: mount},
-        "setup": "\n".join(launch.setup) + "\n",
+        "setup": "\n".join([launch.setup[0], *launch.window_start(), *launch.setup[1:]])
+        + "\n",
         "run": launch.run_script(),
     }
 
@@ -94,6 +95,7 @@ def sky_run_task(launch: Launch, sky_name: str, runs: list[Run], *, disk_gb: int
     task["resources"]["accelerators"] = {sky_name: cards}
     task["resources"]["disk_size"] = disk_gb
     task["envs"]["CAMPAIGN_RUN_ID"] = runs[0].id
+    task["setup"] = "\n".join(launch.setup) + "\n"  # a run's job keeps no window
     task["run"] = script
     return task
 
@@ -107,16 +109,20 @@ def dstack_run(launch: Launch, dstack_name: str, *, folder: str, volume: str, sp
     """The dstack task running the whole plan: the plan folder copied in, the campaign's
     network volume at MOUNT, stopped by dstack when the window ends."""
     gib = launch.card.memory_gib
+    first = [launch.setup[0], *launch.window_start()]
     config: dict[str, Any] = {
         "type": "task",
-        "name": launch.campaign_id,
-        "files": [f"{folder}:/workflow/plan"],
+        "name": resource_name(launch.campaign_id, 41),  # dstack's rule for a run's name
+        # The long form: a `:` in the folder's path would split the short `local:path` one.
+        "files": [{"local_path": folder, "path": "/workflow/plan"}],
         "working_dir": "/workflow/plan",
         "env": [f"{k}={v}" for k, v in launch.env.items()],
         "python": "3.11",
-        # dstack runs the commands as one script that stops at the first failure.
-        "commands": [*(c for c in launch.setup if c != "set -euo pipefail"),
-                     launch.run_script()],
+        # One script: dstack joins its commands with `&&`, and a multi-line command's later
+        # lines would run even after a failed setup line before it.
+        "commands": ["\n".join([*first, *launch.setup[1:],
+                                *(line for line in launch.run_script().splitlines()
+                                  if line not in first)]) + "\n"],
         "resources": {"gpu": f"{dstack_name}:{gib:g}GB:{launch.cards}",
                       "disk": f"{launch.disk_gb}GB.."},
         "volumes": [{"name": volume, "path": MOUNT}],

@@ -19,7 +19,7 @@ from typing import Any, TextIO
 
 from planner.errors import InputError
 from planner.nofollow import LinkRefused
-from planner.planning.plan import Plan, Run
+from planner.planfile.plan import Plan, Run
 from planner.run.journal import History, Journal, RunRecord, Workspace
 from planner.run.launch import go, spawn
 from planner.run.once import done_words, read_done
@@ -28,6 +28,7 @@ from planner.run.procs import (
     alive,
     kill_leftovers,
     lock_path,
+    ours,
     run_lock,
     signal_group,
 )
@@ -118,6 +119,13 @@ class Executor:
                 # What it reported and saved since the last executor journalled it.
                 self.sampling.sample(left, time.time(), final=True)
                 self.finish(left)
+            elif not ours(rec.process, rid, self.ws.workdir):
+                # A line `run` cannot prove it wrote: the process it names is someone
+                # else's, and the run's lock, not this line, keeps the run from running twice.
+                self.say(f"left alone: pid {rec.process.get('pid')}, named for {rid} in the "
+                         f"journal, is not a run this planner started here")
+                self.event("exited", run=rid, attempt=rec.attempts, code=None,
+                           outcome="interrupted", unproven=True)
             elif run is None or rec.fingerprint != self.fps[rid]:
                 # Left running under parameters the accepted plan no longer has.
                 self.say(f"stopping {rid}: it runs with parameters no longer in the plan")
@@ -278,9 +286,10 @@ class Executor:
         if code != 0 and self._done_record(a.run):
             # The command completed and said so before its exit record was lost.
             recorded, code = True, 0
-        if not recorded and a.process.get("pid"):
+        if not recorded and isinstance(a.process.get("pid"), int):
             # The launcher died without a record: make sure nothing of the run lives on.
-            kill_leftovers(a.process["pid"], rid)
+            kill_leftovers(a.process["pid"], rid, a.process.get("token") or "",
+                           self.ws.workdir)
         if a.refused:
             self.say(f"{rid} failed: {a.refused}")
             self.event("exited", run=rid, attempt=a.attempt, code=code, outcome="failed",
@@ -326,16 +335,22 @@ class Executor:
             self.say(f"{name}: stopping {len(self.active)} run(s); SIGKILL in "
                      f"{span(self.grace)} (Ctrl-C again: now)")
         for a in self.active.values():
-            signal_group(a.process["pid"], signal.SIGTERM)
+            self._signal(a, signal.SIGTERM)
         deadline = time.monotonic() + self.grace
         killed = False
         while self.active:
             self.reap()
             if self.active and not killed and (self.kill_now or time.monotonic() > deadline):
                 for a in self.active.values():
-                    signal_group(a.process["pid"], signal.SIGKILL)
+                    self._signal(a, signal.SIGKILL)
                 killed = True
             time.sleep(min(self.poll, 0.05))
+
+    def _signal(self, a: Active, sig: signal.Signals) -> None:
+        # A launcher of this executor is its child: its pid cannot be reused before it is
+        # reaped. An adopted one is proven again, in case its pid has been reused since.
+        if a.proc is not None or ours(a.process, a.run.id, self.ws.workdir):
+            signal_group(a.process["pid"], sig)
 
     def report(self) -> int:
         states = [self.record(r.id).state for r in self.plan.runs]

@@ -19,6 +19,7 @@ from typing import Any
 
 from planner.errors import InputError
 from planner.nofollow import ensure_dir, open_file, sync_dir
+from planner.spec.paths import run_id_problem
 
 RUN_DIR = "campaign-run"
 """Folder, inside the working directory, of the journal, the logs and the exit records."""
@@ -68,10 +69,14 @@ def read_events(path: Path) -> list[dict[str, Any]]:
             continue
         try:
             event = json.loads(line)
+        except RecursionError:  # no event nests: one nested past the parser's depth is forged
+            raise InputError(f"line {n + 1} is not a journal event: nested too deeply",
+                             file=path) from None
         except ValueError:
             if n == len(lines) - 1:  # torn last line: the crash happened mid-write
                 break
-            raise InputError(f"line {n + 1} is not a journal event", file=path) from None
+            raise InputError(f"line {n + 1} is not a journal event (not JSON, or a number "
+                             "too long)", file=path) from None
         problem = shape_problem(event)
         if problem:
             raise InputError(f"line {n + 1} is not a journal event: {problem}", file=path)
@@ -79,40 +84,49 @@ def read_events(path: Path) -> list[dict[str, Any]]:
     return events
 
 
-_NUMBER = "number"
+_TIME = "time"
 _INT_LIST = "list of card indices"
+_RUN = "run id"
+_TOKEN = "token"
 FIELDS: dict[str, dict[str, Any]] = {
     "plan": {"fingerprint": str, "runs": dict, "path": str},
-    "executor": {"cards": _INT_LIST, "window_start": _NUMBER},
-    "started": {"run": str, "attempt": int, "cards": _INT_LIST, "fingerprint": str},
-    "checkpointed": {"run": str, "attempt": int},
-    "progress": {"run": str, "attempt": int, "step": int},
-    "exited": {"run": str, "attempt": int, "outcome": str},
-    "reset": {"run": str},
-    "done": {"run": str, "fingerprint": str},
+    "executor": {"cards": _INT_LIST, "window_start": _TIME},
+    "started": {"run": _RUN, "attempt": int, "cards": _INT_LIST, "fingerprint": str},
+    "checkpointed": {"run": _RUN, "attempt": int},
+    "progress": {"run": _RUN, "attempt": int, "step": int},
+    "exited": {"run": _RUN, "attempt": int, "outcome": str},
+    "reset": {"run": _RUN},
+    "done": {"run": _RUN, "fingerprint": str},
     "stop": {},
 }
 """The fields each kind of event must have, and their types, for the fold to read it."""
 OPTIONAL: dict[str, dict[str, Any]] = {
     "executor": {"pid": int},
-    "started": {"pid": int, "pstart": int},
-    "progress": {"at": _NUMBER, "checkpoint_step": int},
-    "checkpointed": {"mtime": _NUMBER, "step": int},
+    "started": {"pid": int, "pstart": int, "boot": str, "token": _TOKEN},
+    "progress": {"at": _TIME, "checkpoint_step": int},
+    "checkpointed": {"mtime": _TIME, "step": int},
     "exited": {"code": int, "reason": str},
 }
 """Fields that may be absent or null, but have this type when present."""
-_LIMITS = {int: 2**31, _NUMBER: 1e11}
-"""Integers (attempts, pids, codes) and times are at most this: no arithmetic on them
-overflows."""
+INT_LIMIT = 2**31
+"""Integers (attempts, pids, codes) are at most this: no arithmetic on them overflows."""
+LAST_TIME = 7_258_118_400.0
+"""Times are from 1970 to 2200 (this, in seconds since 1970): a span between any two, or
+from one to now, is one every date and duration routine takes."""
+_TOKEN_CHARS = frozenset("0123456789abcdef")
 
 
 def _fits(value: Any, kind: Any) -> bool:
     if kind == _INT_LIST:
         return isinstance(value, list) and all(_fits(c, int) and 0 <= c < 4096 for c in value)
-    if kind in (int, _NUMBER):
-        ok = (int,) if kind is int else (int, float)
-        return (isinstance(value, ok) and not isinstance(value, bool)
-                and -_LIMITS[kind] <= value <= _LIMITS[kind])  # nan fails both
+    if kind is int:
+        return type(value) is int and -INT_LIMIT <= value <= INT_LIMIT
+    if kind == _TIME:
+        return type(value) in (int, float) and 0 <= value <= LAST_TIME  # nan fails
+    if kind == _RUN:
+        return isinstance(value, str) and run_id_problem(value) is None
+    if kind == _TOKEN:  # names an exit record: never a path
+        return isinstance(value, str) and 0 < len(value) <= 64 and set(value) <= _TOKEN_CHARS
     return isinstance(value, kind)
 
 
@@ -120,8 +134,8 @@ def shape_problem(event: Any) -> str | None:
     """Why a parsed line is not an event the fold can read, or None."""
     if not isinstance(event, dict):
         return f"a JSON {type(event).__name__}, not an object"
-    if not _fits(event.get("t"), _NUMBER):
-        return "no time `t`"
+    if not _fits(event.get("t"), _TIME):
+        return "no time `t` from 1970 to 2200"
     kind = event.get("ev")
     if not isinstance(kind, str) or kind not in FIELDS:
         return f"unknown event {str(kind)[:40]!r}"

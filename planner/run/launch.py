@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.nofollow import append_fd, ensure_dir
-from planner.planning.plan import Run
+from planner.planfile.plan import Run
 from planner.run.journal import Workspace
 from planner.run.once import done_path
 from planner.run.params import run_fingerprint
@@ -47,7 +47,7 @@ def spawn(ws: Workspace, run: Run, cards: list[int], attempt: int, lock: int,
                   f"card(s) {cards} ({mode}); resume: "
                   f"{run.resume if resuming else 'none'}\n".encode())
         log.flush()
-        env = run_env(run, wd, cards, attempt, plan_path, campaign_id, tracking)
+        env = run_env(run, wd, cards, attempt, plan_path, campaign_id, tracking, token)
         proc = subprocess.Popen(
             [sys.executable, "-I", str(SHIM), str(exit_file), "--lock", str(lock),
              "--done", str(done_path(wd, run)), run_fingerprint(run), "--exec", *run.argv],

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from planner.errors import InputError
 from planner.nofollow import ensure_dir, open_file
-from planner.planning.export import read_plan
-from planner.planning.plan import Plan, plan_id
+from planner.planfile.export import read_plan
+from planner.planfile.plan import Plan, plan_id
 from planner.run.journal import History, Journal, Workspace, fold, read_events
 from planner.run.once import folders_present
 from planner.run.params import (
@@ -155,11 +155,33 @@ def check(plan: Plan, plan_path: Path, ws: Workspace, hist: History, accept: boo
 
 
 def is_revision(plan: Plan, hist: History) -> bool:
-    """Whether `plan` is a replan of the plan the journal ran last: run without asking."""
+    """Whether `plan` is a replan of the plan the journal ran last, or of a later revision
+    of it that never ran here (its `run` stopped before journalling it): run without
+    asking."""
     if not plan.revision or hist.plan is None:
         return False
+    campaign = plan.campaign.id
     ran = hist.plan.get("plan_id") or hist.plan.get("campaign")
-    return hist.plan.get("campaign") == plan.campaign.id and plan.parent == ran
+    if hist.plan.get("campaign") != campaign:
+        return False
+    if plan.parent == ran:
+        return True
+    # Each replan counts one more from the plan it was made from, and a revision's id is
+    # its campaign's and its number: the parent lies between the journal's and this one.
+    ran_revision = _revision_number(ran, campaign)
+    parent_revision = _revision_number(plan.parent, campaign)
+    return ran_revision is not None and parent_revision is not None \
+        and ran_revision < parent_revision < plan.revision
+
+
+def _revision_number(plan_id: object, campaign: str) -> int | None:
+    """The revision a plan id names (0 for the campaign's own), or None for another's."""
+    if plan_id == campaign:
+        return 0
+    if not isinstance(plan_id, str) or not plan_id.startswith(f"{campaign}-r"):
+        return None
+    number = plan_id[len(campaign) + 2:]
+    return int(number) if number.isascii() and number.isdigit() and len(number) < 8 else None
 
 
 @contextmanager
@@ -184,8 +206,12 @@ def locked(ws: Workspace) -> Iterator[None]:
                 holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
                 raise InputError(f"another executor (pid {holder}) is running this working "
                                  f"directory", file=ws.workdir) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        except OSError as exc:  # a full disk: the lock is held, its holder's pid not written
+            raise InputError(f"cannot write the executor's lock: {exc.strerror or exc}",
+                             file=ws.lock) from None
         yield
     finally:
         os.close(fd)

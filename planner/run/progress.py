@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from planner.hooks.env import PROGRESS
-from planner.planning.plan import Run
+from planner.planfile.plan import Run
+from planner.spec import bounds
 
 ENV = PROGRESS
 """The environment variable naming the run's progress file (`planner.hooks.env`)."""
@@ -39,6 +40,8 @@ MAX_STEP = 2**31
 KEEP = 4
 """Reports of a run kept in memory: the newest one read before a checkpoint appeared is
 among them."""
+MAX_PEAK_BYTES = int(bounds.CARD_GIB) * 2**30
+"""A peak above any card's memory is not a report (bytes counted in another unit)."""
 
 
 def progress_path(workdir: Path, run: Run) -> Path:
@@ -97,7 +100,8 @@ def read_report(path: Path) -> Report | None:
     if step is None:
         return None
     warmup = data.get("warmup")
-    return Report(step=step, peak_memory_bytes=_whole(data.get("peak_memory_bytes"), 1 << 60),
+    peak = _whole(data.get("peak_memory_bytes"), MAX_PEAK_BYTES)
+    return Report(step=step, peak_memory_bytes=peak,
                   warmup=warmup if isinstance(warmup, bool) else False,
                   checkpoint_step=_whole(data.get("checkpoint_step")), mtime=info.st_mtime)
 

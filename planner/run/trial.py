@@ -22,11 +22,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from planner.planning.plan import Run
+from planner.planfile.plan import Run
 from planner.run.procs import run_env, signal_group
 from planner.run.progress import progress_path, read_report
 from planner.run.trial_device import MemoryWatch, Nvml
-from planner.run.trial_stats import Sample, Timing, timed_start, timed_steps, timing
+from planner.run.trial_stats import (
+    Sample,
+    Timing,
+    plausible,
+    timed_start,
+    timed_steps,
+    timing,
+)
 
 Outcome = Literal["measured", "crashed", "out-of-memory", "no-progress"]
 OOM = re.compile(r"out of memory|OutOfMemoryError|CUBLAS_STATUS_ALLOC_FAILED", re.IGNORECASE)
@@ -110,8 +117,16 @@ def _tail(log: Path) -> str:
         return ""
 
 
+ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?")
+"""A terminal's colour and title sequences, as a command's output carries them."""
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
 def _last_line(text: str, pattern: re.Pattern[str] | None = None) -> str:
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    # The line becomes a reason shown on terminals and kept in measurements.toml: it
+    # carries none of the command's control characters.
+    lines = [CONTROL.sub("?", ESCAPE.sub("", ln)).strip() for ln in text.splitlines()]
+    lines = [ln for ln in lines if ln]
     if pattern is not None:
         lines = [ln for ln in lines if pattern.search(ln)]
     return lines[-1][:200] if lines else ""
@@ -260,6 +275,9 @@ class Trial:
         t = timing(a.samples, a.started, self.budget.skip)
         if outcome == "measured" and t is None:
             outcome, reason = "no-progress", "no step was timed"
+        if t is not None and not plausible(t):
+            outcome, reason, t = "no-progress", ("its progress file's times are beyond any "
+                                                 "real step (a time set far ahead?)"), None
         peak: int | None = a.reported_peak or None
         source: Literal["reported", "nvml"] | None = "reported" if peak else None
         if peak is None and a.watch is not None and a.watch.peak_bytes() is not None:
@@ -276,12 +294,17 @@ class Trial:
         for a in self.active:
             signal_group(a.proc.pid, signal.SIGTERM)
         deadline = time.monotonic() + self.budget.grace_s
-        for a in self.active:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                a.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-            signal_group(a.proc.pid, signal.SIGKILL)
-            a.proc.wait()
-        self.active.clear()
+        try:
+            for a in self.active:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    a.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except KeyboardInterrupt:
+            pass  # a second interrupt ends the grace period, never the stopping
+        finally:
+            for a in self.active:
+                signal_group(a.proc.pid, signal.SIGKILL)
+                a.proc.wait()
+            self.active.clear()
 
     def line(self, r: Result) -> str:
         """One configuration's result in one line."""

@@ -14,6 +14,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from planner.spec import bounds
+
 
 @dataclass(frozen=True)
 class Sample:
@@ -118,3 +120,11 @@ def timing(samples: Sequence[Sample], started: float, skip: int) -> Timing | Non
                   startup_s=max(0.0, first.t - started), warmup_s=max(0.0, ref.t - first.t),
                   warmup_steps=ref.step,
                   overhead_s=max(0.0, ref.t - started - ref.step * median))
+
+
+def plausible(t: Timing) -> bool:
+    """Whether a timing is one a file may hold: no time beyond any real step (a progress
+    file whose time was set far ahead), no count beyond any real run's."""
+    seconds = (t.median_s, t.p10_s, t.p90_s, t.startup_s, t.warmup_s, t.overhead_s)
+    return max(seconds) <= bounds.MEASURED_SECONDS and max(t.steps, t.warmup_steps) \
+        <= bounds.STEPS

@@ -17,9 +17,11 @@ import functools
 import itertools
 import typing
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from planner.spec.printable import CONTROL, PROBLEM
 
 SLUG = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 """Names used in ids and paths: letters, digits, `.`, `_` and `-`, not starting with a dot."""
@@ -37,7 +39,8 @@ class Lax(BaseModel):
 
 class Strict(BaseModel):
     """Frozen, strict pydantic model: unknown keys refused, field docstrings as descriptions
-    (see `with_descriptions`)."""
+    (see `with_descriptions`), and no control character in any text but a command's
+    (`SCRIPTS`): what an input file names is shown in a terminal (`planner.spec.printable`)."""
 
     model_config = ConfigDict(
         extra="forbid",
@@ -47,6 +50,36 @@ class Strict(BaseModel):
         # inf and nan are never a figure anyone means; refused in every input file.
         allow_inf_nan=False,
     )
+    SCRIPTS: ClassVar[frozenset[str]] = frozenset()
+    """Fields holding a command template: their line breaks are a script's, checked with
+    the template (and shown escaped where printed)."""
+
+    @model_validator(mode="after")
+    def _printable(self) -> Self:
+        for name, value in self.__dict__.items():
+            if name in self.SCRIPTS:
+                continue
+            where = _control_in(value)
+            if where is not None:
+                raise ValueError(f"@{name}{where}: {PROBLEM}")
+        return self
+
+
+def _control_in(value: Any) -> str | None:
+    """Where in a field's value (itself, an item, a key) text holds a control character."""
+    if isinstance(value, str):
+        return "" if CONTROL.search(value) else None
+    if isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            if isinstance(item, str | list | tuple | dict) and _control_in(item) is not None:
+                return f"[{i}]"
+    elif isinstance(value, dict):
+        for k, item in value.items():
+            if isinstance(k, str) and CONTROL.search(k):
+                return ""
+            if _control_in(item) is not None:
+                return f".{k}"
+    return None
 
 
 _IMMUTABLE = (type(None), bool, int, float, str, tuple, frozenset)

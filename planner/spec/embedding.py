@@ -1,7 +1,7 @@
 """The embedding workload: a corpus and the settings fixed for the whole campaign."""
 
 import operator
-from typing import Literal, Self
+from typing import ClassVar, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
@@ -48,6 +48,8 @@ class TokenLengths(Strict):
 
 class Embedding(Strict):
     """An embedding corpus: one fixed model and preprocessing, run over every document."""
+
+    SCRIPTS: ClassVar[frozenset[str]] = frozenset({"command"})
 
     documents: int = Field(ge=1, le=bounds.DOCUMENTS)
     """Documents in the corpus."""

@@ -14,7 +14,15 @@ from pydantic import Field, field_validator, model_validator
 from planner.spec import bounds
 from planner.spec.base import Strict
 from planner.spec.costs import Figure
-from planner.spec.factors import FACTOR_NAME, FactorValue, check_factors, same_value
+from planner.spec.factors import (
+    FACTOR_NAME,
+    FactorValue,
+    alike,
+    another_type,
+    check_factors,
+    kind,
+    same_value,
+)
 from planner.spec.paths import NAME_CHARS
 
 if TYPE_CHECKING:
@@ -66,6 +74,10 @@ class Sweep(Strict):
                 if same_value(v[j], level):
                     raise ValueError(f"level {level!r} is listed twice (levels[{j}] and "
                                      f"levels[{i}])")
+                if another_type(v[j], level):
+                    raise ValueError(f"levels[{i}] {level!r} ({kind(level)}) is levels[{j}] "
+                                     f"{v[j]!r} ({kind(v[j])}) in another type: one level "
+                                     "listed twice")
         return v
 
     @field_validator("names")
@@ -145,9 +157,15 @@ def expand(baseline: "Baseline", sweeps: "list[Sweep]", hand: "list[Variant]",
             known = ", ".join(sorted(baseline.factors))
             raise ValueError(f"@sweeps[{s}].factor: {sweep.factor!r} is not a baseline factor "
                              f"(baseline factors: {known})")
+        own = baseline.factors[sweep.factor]
         for i, level in enumerate(sweep.levels):
             if (s, i) in skipped:
                 continue
+            if another_type(level, own):
+                raise ValueError(f"@sweeps[{s}].levels[{i}]: level {level!r} ({kind(level)}) "
+                                 f"is the baseline's {sweep.factor} = {own!r} ({kind(own)}) "
+                                 "in another type; write it as the baseline does to leave "
+                                 "it out, or the value the level means")
             name = sweep.name_of(i)
             where = f"sweeps[{s}] level {show(level)} ({name!r})"
             if len(name) > NAME_CHARS or not re.fullmatch(VARIANT_NAME, name):
@@ -158,7 +176,7 @@ def expand(baseline: "Baseline", sweeps: "list[Sweep]", hand: "list[Variant]",
                 raise ValueError(f"@sweeps[{s}].names: {where} has the name of "
                                  f"{taken.get(name, 'the baseline')}")
             for factor, value, other in cells:
-                if factor == sweep.factor and same_value(value, level):
+                if factor == sweep.factor and alike(value, level):
                     raise ValueError(f"@sweeps[{s}].levels[{i}]: {where} sets {factor} = "
                                      f"{show(level)}, as {other} already does")
             taken[name] = where

@@ -1,14 +1,14 @@
 """The training workload (ablation and adaptation): baseline, one-factor variants, seeds."""
 
 import operator
-from typing import Annotated, Literal, Self
+from typing import Annotated, ClassVar, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
 from planner.spec import bounds
 from planner.spec.base import SLUG, Strict
 from planner.spec.costs import Figure
-from planner.spec.factors import FactorValue, check_factors
+from planner.spec.factors import FactorValue, check_factors, disguised_configs
 from planner.spec.measure import MeasureSpec
 from planner.spec.model_size import ModelSize
 from planner.spec.paths import NAME_CHARS, check_root
@@ -77,6 +77,8 @@ class Variant(Costed):
 class Robustness(Strict):
     """An extra evaluation run on trained checkpoints, scheduled after all training."""
 
+    SCRIPTS: ClassVar[frozenset[str]] = frozenset({"command"})
+
     name: str = Field(pattern=SLUG, max_length=NAME_CHARS)
     """Control name, used in run ids; at most 64 characters."""
     eval_minutes: float = Field(gt=0, le=bounds.MINUTES)
@@ -97,6 +99,8 @@ class Robustness(Strict):
 
 class Training(Strict):
     """An ablation matrix: a kept baseline, one-factor variants, repeated over seeds."""
+
+    SCRIPTS: ClassVar[frozenset[str]] = frozenset({"command"})
 
     steps: int = Field(ge=1, le=bounds.STEPS)
     """Optimizer steps per run."""
@@ -179,6 +183,15 @@ class Training(Strict):
             raise ValueError(f"@sweeps: with the sweeps' {len(made)} variants there would be "
                              f"{len(hand) + len(made)}; at most {MAX_VARIANTS} are planned")
         return self.model_copy(update={"variants": [*hand, *made]})
+
+    @model_validator(mode="after")
+    def _distinct_configs(self) -> Self:
+        # After the sweeps' expansion: their variants are judged with the hand-written ones.
+        problem = disguised_configs(self.baseline.factors,
+                                    [(v.name, v.changes) for v in self.variants])
+        if problem:
+            raise ValueError(problem)
+        return self
 
     @model_validator(mode="after")
     def _batch_rule(self) -> Self:

@@ -13,7 +13,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.strip import Strip
 
-from planner.planning.plan import Plan
+from planner.planfile.plan import Plan
 from screens.widgets.onepass import OnePass
 
 Draw = Callable[[Plan, int], list[Text]]

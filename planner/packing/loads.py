@@ -8,7 +8,7 @@ CP-SAT (imported only here), either over the card patterns (how many cards take 
 which has no symmetry between cards and the strong bound of the configuration linear
 program, or, when there are too many patterns to list, over each card's count of each
 kind, cards in falling order of load. Lengths are whole grid units
-(`planner.planning.packing_model`): rounded up for a packing to build on, rounded down
+(`planner.packing.model`): rounded up for a packing to build on, rounded down
 for a proof that nothing fits.
 """
 
@@ -20,6 +20,8 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
+
+from planner.packing.model import deterministic
 
 PATTERN_LIMIT = 5_000
 """Most card patterns listed; beyond it, the per-card model."""
@@ -136,7 +138,7 @@ def fit_loads(lengths: Sequence[int], n_cards: int, cap: int, deadline: float,
         for a, b in itertools.pairwise(loads):
             m.add(a >= b)
     solver = cp_model.CpSolver()
-    solver.parameters.num_workers = n_workers
+    deterministic(solver, n_workers)
     seconds = max(deadline - time.monotonic(), 0.01)
     solver.parameters.max_time_in_seconds = seconds
     solver.parameters.max_deterministic_time = seconds

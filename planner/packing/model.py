@@ -19,8 +19,8 @@ import time
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from planner.planning.objective import EPS_H, Job
-from planner.planning.schedule import Placement
+from planner.packing.objective import EPS_H, Job
+from planner.packing.schedule import Placement
 
 SCALES = (60, 3600, 3_600_000, 36_000_000)
 """Solver time units per hour tried for an exact grid, coarsest first."""
@@ -34,11 +34,23 @@ LP_LIMIT = 200
 so much that the solver does not even reach the starting packing within seconds."""
 
 
-class Clock:
-    """One deadline for every solve of a command (monotonic seconds)."""
+DET_PER_S = 0.1
+"""Deterministic seconds (the solver's own count of its work) a solve may spend per second
+of wall-clock limit. Below what a loaded core delivers (about 0.1 at a load of 7 on two
+cores, several times that on an idle one), so the work limit, not the clock, usually ends a
+search: the same command then gives the same plan and the same `optimal` however loaded the
+machine is. Only under heavier load does the clock stop a search first; its answer may be
+weaker then, never false."""
 
-    def __init__(self, deadline: float) -> None:
+
+class Clock:
+    """One deadline for every solve of a command (monotonic seconds), and one budget of
+    deterministic solver work (`DET_PER_S` per second of the limit by default)."""
+
+    def __init__(self, deadline: float, work: float | None = None) -> None:
         self.deadline = deadline
+        self.work = (max(0.0, deadline - time.monotonic()) * DET_PER_S if work is None
+                     else work)
 
     def left(self) -> float:
         """Seconds left before the deadline (never negative)."""
@@ -47,6 +59,14 @@ class Clock:
     def share(self, part: float) -> float:
         """`part` of the time left."""
         return self.left() * part
+
+    def part(self, part: float) -> Clock:
+        """A clock for a sub-task: `part` of the time and of the work left."""
+        return Clock(time.monotonic() + self.share(part), self.work * part)
+
+    def spend(self, work: float) -> None:
+        """Count a solve's deterministic work against the budget."""
+        self.work = max(0.0, self.work - work)
 
 
 class Grid(NamedTuple):
@@ -91,6 +111,15 @@ def workers() -> int:
     whose schedule becomes the plan runs on one worker, which keeps the same preset giving
     the same plan whenever it finishes within the limit."""
     return max(1, min(8, os.cpu_count() or 1))
+
+
+def deterministic(solver: Any, n_workers: int) -> None:
+    """Set `n_workers` workers, interleaved in one thread when more than one: a portfolio
+    whose answer depends on its work limit alone, not on how the machine schedules threads
+    (a bound or a proof from racing threads could differ from one run to the next)."""
+    solver.parameters.num_workers = n_workers
+    if n_workers > 1:
+        solver.parameters.interleave_search = True
 
 
 class Model:
@@ -227,14 +256,17 @@ class Model:
             done = done and all(i in ends for i in self.layers[seed])
             self.m.add_hint(var, done)
 
-    def solve(self, seconds: float, n_workers: int = 1) -> tuple[Any, Any]:
-        """Solve within `seconds` of wall-clock time (and no more deterministic time)."""
+    def solve(self, clock: Clock, part: float, n_workers: int = 1) -> tuple[Any, Any]:
+        """Solve within `part` of the clock's time and of its deterministic work left; the
+        work spent is counted on the clock."""
         solver = self.cp.CpSolver()
-        solver.parameters.num_workers = n_workers
+        deterministic(solver, n_workers)
         solver.parameters.linearization_level = 2 if len(self.jobs) <= LP_LIMIT else 0
-        solver.parameters.max_time_in_seconds = max(seconds, 0.01)
-        solver.parameters.max_deterministic_time = max(seconds, 0.01)
-        return solver, solver.solve(self.m)
+        solver.parameters.max_time_in_seconds = max(clock.share(part), 0.01)
+        solver.parameters.max_deterministic_time = max(clock.work * part, 0.001)
+        status = solver.solve(self.m)
+        clock.spend(solver.deterministic_time)
+        return solver, status
 
     def placed(self, solver: Any) -> list[Placement | None]:
         """The solver's packing in hours, with the real durations."""

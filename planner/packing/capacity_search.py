@@ -1,7 +1,7 @@
 """The capacity search of a training plan: complete seed sets and extra variants, packed
-with the packer between a count it has placed and the bound of `planner.planning.capacity`.
+with the packer between a count it has placed and the bound of `planner.packing.capacity`.
 
-Every count tried is packed whole by `planner.planning.packing.pack` (fast), so planning the
+Every count tried is packed whole by `planner.packing.pack.pack` (fast), so planning the
 campaign with that many seeds places every run. The upper end is tried first: most windows
 reach it, which proves the answer. When it does not fit, the units its packing completes
 are tried next, then counts climbing from there until one does not fit.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from planner.planning.capacity import (
+from planner.packing.capacity import (
     MAX_EXTRA,
     MAX_JOBS,
     MAX_SETS,
@@ -22,8 +22,9 @@ from planner.planning.capacity import (
     room_for,
     sets_bound,
 )
-from planner.planning.objective import Job, runnable, score
-from planner.planning.packing import Packing, Solver, pack
+from planner.packing.objective import Job, runnable, score
+from planner.packing.pack import Packing, Solver, pack
+from planner.packing.witness import remember
 
 WORK_RUNS = 30_000
 WORK_PER_RUN = 10
@@ -103,12 +104,17 @@ class SetSearch:
         got = self._pack(jobs)
         if got is None:
             return False, 0
-        return _all_placed(got), complete_layers(jobs, got.placements)
+        whole = _all_placed(got)
+        if whole:
+            remember(jobs, self.n_cards, self.horizon, got.placements)
+        return whole, complete_layers(jobs, got.placements)
 
     def search(self, asked: int, packing: Packing, jobs: Sequence[Job], *,
-               solver: Solver = "fast", time_limit_s: float = 5.0
+               solver: Solver = "fast", time_limit_s: float = 5.0, work_s: float | None = None
                ) -> tuple[int, bool, int]:
-        """(sets found, proven, upper bound), given the plan's own `packing` of `asked` sets."""
+        """(sets found, proven, upper bound), given the plan's own `packing` of `asked` sets;
+        `work_s`: the seconds of limit the solver's deterministic work budget is counted
+        from (`time_limit_s` when None)."""
         bound = sets_bound(self.template, self.n_cards, self.horizon)
         cap = min(bound, MAX_SETS, MAX_JOBS // max(1, len(self.template.jobs)))
         lo = min(complete_layers(jobs, packing.placements), cap)
@@ -125,24 +131,28 @@ class SetSearch:
             # seeds: one more whole set (evaluations included) cannot fit either.
             return sets, True, sets
         if solver == "cp-sat" and time_limit_s > 0:
-            return self._prove(sets, cap, bound, time_limit_s)
+            return self._prove(sets, cap, bound, time_limit_s,
+                               time_limit_s if work_s is None else work_s)
         return sets, False, bound
 
-    def _prove(self, sets: int, cap: int, bound: int, time_limit_s: float
+    def _prove(self, sets: int, cap: int, bound: int, time_limit_s: float, work_s: float
                ) -> tuple[int, bool, int]:
         """Ask the optimizer whether more whole sets fit, while time is left: `sets_fit`
         answers for the real durations (a found schedule is checked, a refusal is proven on
         durations rounded down). Steps double while they fit and halve when they do not, so
-        a window with room for many more sets is not climbed one set at a time."""
-        from planner.planning.packing_sets import sets_fit
+        a window with room for many more sets is not climbed one set at a time. The schedule
+        behind each count found is kept (`planner.packing.witness`) for its plan."""
+        from planner.packing.model import DET_PER_S, Clock
+        from planner.packing.sets import fit_schedule
 
-        until = time.monotonic() + time_limit_s
+        clock = Clock(time.monotonic() + time_limit_s, work_s * DET_PER_S)
         step = 1
-        while sets < cap and time.monotonic() < until:
+        while sets < cap and clock.left() > 0:
             step = min(step, cap - sets)
-            fits = sets_fit(self.template.build(sets + step), self.n_cards, self.horizon,
-                            until)
-            if fits is True:
+            jobs = self.template.build(sets + step)
+            fits, witness = fit_schedule(jobs, self.n_cards, self.horizon, clock)
+            if fits is True and witness is not None:
+                remember(jobs, self.n_cards, self.horizon, witness)
                 sets += step
                 step *= 2
             elif step > 1:
@@ -193,13 +203,15 @@ class SetSearch:
 
 def training_capacity(jobs: Sequence[Job], packing: Packing, asked: int, n_cards: int,
                       horizon: float, *, solver: Solver = "fast", time_limit_s: float = 5.0,
-                      extras: bool = True) -> Capacity:
+                      extras: bool = True, work_s: float | None = None) -> Capacity:
     """The capacity of a training plan whose `jobs` (`asked` seed layers) packed as
-    `packing`; cp-sat proves the set count within `time_limit_s` when `solver` asks.
-    `extras`: also search the extra variants (left out, None, when False)."""
+    `packing`; cp-sat proves the set count within `time_limit_s` when `solver` asks (its
+    deterministic work counted from `work_s` seconds, `time_limit_s` when None).
+    `extras`: also search the extra variants (left out, None, when False). The schedule
+    that proves the count is kept for planning it (`planner.packing.witness`)."""
     search = SetSearch(jobs, n_cards, horizon)
     sets, proven, bound = search.search(asked, packing, jobs, solver=solver,
-                                        time_limit_s=time_limit_s)
+                                        time_limit_s=time_limit_s, work_s=work_s)
     extra = (search.extra_variants(asked) if sets >= asked else 0) if extras else None
     return Capacity(seed_sets=sets, seed_sets_asked=asked, seed_sets_proven=proven,
                     seed_sets_upper_bound=max(bound, sets), extra_variants=extra)

@@ -2,7 +2,7 @@
 
 A packing is built from a priority order by placing each run, in turn, at the earliest
 time its cards are free for its whole duration, idle gaps left earlier included (backfill).
-Several orders are tried and the best by the objective (`planner.planning.packing.score`) is kept:
+Several orders are tried and the best by the objective (`planner.packing.pack.score`) is kept:
 
 - one seed layer at a time, longest first (runs on more cards before runs on fewer), then the
   evaluations: earlier seeds end up first on their cards, so a window cut short still holds
@@ -11,20 +11,27 @@ Several orders are tried and the best by the objective (`planner.planning.packin
 - the runs of one more complete seed set than the first order holds, with those before,
   longest first as one packing, then the rest seed layer by seed layer (a bin-packing
   order that completes more sets);
-- today's list scheduler (`planner.planning.schedule.schedule`), so the result is never
-  worse than it;
+- seed layer by seed layer, each run followed by its evaluations (a set's evaluations are
+  part of it, not leftovers), and with the evaluations shortest first (the most fit so);
+- the most whole seed sets best-fit decreasing packs onto tracks of cards
+  (`planner.packing.whole`), with the rest of the window filled around them;
+- today's list scheduler (`planner.packing.schedule.schedule`), so the result is never
+  worse than it by the objective;
 
-and, when a run is still left out, a bounded local search over the order (a run left out is
-moved ahead of others, or swapped with one placed), which moves runs between cards.
+and, when a run is still left out, a local repair (the runs placed kept where they are, those
+left out tried again in the room left, evaluations shortest first) and a bounded local search
+over the order (a run left out is moved ahead of others, or swapped with one placed), which
+moves runs between cards.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
-from planner.planning.objective import EPS_H, Job, Key, capacity_bound, runnable, score
-from planner.planning.schedule import Placement, schedule
+from planner.packing.objective import EPS_H, Job, Key, capacity_bound, runnable, score
+from planner.packing.schedule import Placement, schedule
+from planner.packing.whole import most_whole
 
 # Orders tried by the local search, across all moves: enough for campaigns of tens of runs,
 # and shrinking with size so a thousand-run matrix replans in milliseconds.
@@ -188,13 +195,56 @@ def layered(jobs: Sequence[Job]) -> list[int]:
     return matrix + evals
 
 
-def sets_first(jobs: Sequence[Job], k: int) -> list[int]:
+def chained(jobs: Sequence[Job], lay: Sequence[int] | None = None) -> list[int]:
+    """Seed layer by seed layer, each run followed at once by its evaluations, runs with
+    their evaluations longest (and widest) first: a set's evaluations are placed as part of
+    it, not in whatever room the other sets leave."""
+    tails: dict[int, list[int]] = {}
+    for i, j in enumerate(jobs):
+        if j.after >= 0:
+            tails.setdefault(j.after, []).append(i)
+
+    def block(i: int) -> float:
+        return jobs[i].duration + sum(jobs[e].duration for e in tails.get(i, ()))
+
+    runs = sorted((i for i, j in enumerate(jobs) if j.matrix),
+                  key=lambda i: (jobs[i].seed, -jobs[i].cards, -block(i), i))
+    out = [x for i in runs for x in (i, *tails.get(i, ()))]
+    seen = set(out)
+    return out + [i for i in (layered(jobs) if lay is None else lay) if i not in seen]
+
+
+def _smallest(jobs: Sequence[Job], idx: Iterable[int]) -> list[int]:
+    return sorted(idx, key=lambda i: (jobs[i].duration * jobs[i].cards, jobs[i].duration, i))
+
+
+def shortest_evals(jobs: Sequence[Job], lay: Sequence[int] | None = None) -> list[int]:
+    """Seed layer by seed layer, then the evaluations shortest (and narrowest) first: where
+    the window cannot take every evaluation, the most of them fit so."""
+    matrix = [i for i in (layered(jobs) if lay is None else lay) if jobs[i].matrix]
+    return matrix + _smallest(jobs, (i for i, j in enumerate(jobs) if not j.matrix))
+
+
+def shortest_rest(jobs: Sequence[Job], k: int, lay: Sequence[int] | None = None
+                  ) -> list[int]:
+    """The first `k` seed layers as `layered` orders them, then the other matrix runs
+    shortest first, then the evaluations shortest first: beyond the complete sets, the most
+    runs, and the room they leave to the most evaluations."""
+    keep = set(sorted({j.seed for j in jobs if j.matrix})[:k])
+    head = [i for i in (layered(jobs) if lay is None else lay)
+            if jobs[i].matrix and jobs[i].seed in keep]
+    rest = _smallest(jobs, (i for i, j in enumerate(jobs) if j.matrix and j.seed not in keep))
+    return head + rest + _smallest(jobs, (i for i, j in enumerate(jobs) if not j.matrix))
+
+
+def sets_first(jobs: Sequence[Job], k: int, lay: Sequence[int] | None = None) -> list[int]:
     """The matrix runs of the first `k` seed layers longest (and widest) first, packed as
     one problem, then everything else seed layer by seed layer."""
     keep = set(sorted({j.seed for j in jobs if j.matrix})[:k])
     head = sorted((i for i, j in enumerate(jobs) if j.matrix and j.seed in keep),
                   key=lambda i: (-jobs[i].cards, -jobs[i].duration, i))
-    rest = [i for i in layered(jobs) if not (jobs[i].matrix and jobs[i].seed in keep)]
+    rest = [i for i in (layered(jobs) if lay is None else lay)
+            if not (jobs[i].matrix and jobs[i].seed in keep)]
     return head + rest
 
 
@@ -231,13 +281,25 @@ def pack_fast(jobs: Sequence[Job], n_cards: int, horizon: float) -> list[Placeme
         (serial(jobs, range(len(jobs)), n_cards, horizon), list(range(len(jobs))))]
     have = score(jobs, first)[0]
     for k in range(have + 1, min(ceiling[0], have + _SETS_TRIED) + 1):
-        head = sets_first(jobs, k)
+        head = sets_first(jobs, k, start)
         tried.append((serial(jobs, head, n_cards, horizon), head))
+    mores = [shortest_rest(jobs, have, start)]
+    if ceiling[2]:
+        mores.append(chained(jobs, start))
+    if have < ceiling[0]:
+        mores.append(shortest_rest(jobs, have + 1, start))
+    for more in mores:
+        tried.append((serial(jobs, more, n_cards, horizon), more))
+    for starts in most_whole(jobs, n_cards, horizon, have, ceiling[0]):
+        pins = sorted(starts, key=lambda i: (starts[i], i))
+        around = [*pins, *(i for i in start if i not in starts)]
+        tried.append((serial(jobs, around, n_cards, horizon, starts), around))
     tried.append((_list_scheduler(jobs, n_cards, horizon), None))
     floor = score(jobs, tried[-1][0])
     scored = [(score(jobs, p), -n, p, o) for n, (p, o) in enumerate(tried)]
     key, _, best, order = max((t for t in scored if _dominates(t[0], floor)),
                               key=lambda t: (t[0], t[1]))
+    key, best = _top_up(jobs, key, best, n_cards, horizon, start)
     if _counts_max(key, ceiling):
         return best
     budget = min(_SEARCH_CAP, _SEARCH_WORK // len(jobs))
@@ -247,14 +309,32 @@ def pack_fast(jobs: Sequence[Job], n_cards: int, horizon: float) -> list[Placeme
         for ckey, p, _o in _search(jobs, here, placed, n_cards, horizon, key, ceiling,
                                    budget):
             if ckey > key and _dominates(ckey, floor):
-                key, best = ckey, p
+                key, best = _top_up(jobs, ckey, p, n_cards, horizon, start)
     return best
 
 
+def _top_up(jobs: Sequence[Job], key: Key, placed: list[Placement | None], n_cards: int,
+            horizon: float, lay: Sequence[int]) -> tuple[Key, list[Placement | None]]:
+    """A local repair: every placed run kept where it is, the runs left out tried again in
+    the room left, matrix runs first, then evaluations shortest first (the most of them
+    fit so). The better of the two packings, with its key."""
+    idle = n_cards * horizon - sum(j.duration * j.cards for j, p in zip(jobs, placed, strict=True)
+                                   if p is not None)
+    if not any(p is None and j.duration * j.cards <= idle + EPS_H
+               for j, p in zip(jobs, placed, strict=True)):
+        return key, placed  # no run left out fits in the idle card-hours
+    at = {i: p.start for i, p in enumerate(placed) if p is not None}
+    kept = sorted(at, key=lambda i: (at[i], i))
+    left = [i for i in shortest_evals(jobs, lay) if i not in at]
+    got = serial(jobs, [*kept, *left], n_cards, horizon, at)
+    mine = score(jobs, got)
+    return (mine, got) if mine > key else (key, placed)
+
+
 def _dominates(key: Key, floor: Key) -> bool:
-    """No fewer complete seed sets and no fewer matrix runs than the list scheduler: the
-    objective may trade runs for sets, but the fast packer never goes below today's."""
-    return key[0] >= floor[0] and key[1] >= floor[1]
+    """No worse than the list scheduler by the objective's counts: more complete seed sets
+    may cost matrix runs (sets come first), but the fast packer never goes below today's."""
+    return (key[0], key[1], key[2]) >= (floor[0], floor[1], floor[2])
 
 
 def _sets_ceiling(jobs: Sequence[Job], ok: Sequence[bool], card_hours: float) -> int:

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain
 from typing import Any
 
-from planner.planning.plan import Run
+from planner.planfile.plan import Run
 from planner.spec.templates import display
 
 DERIVED = ("command",)

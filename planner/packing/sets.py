@@ -8,10 +8,10 @@
   past it (building a model included, up to one model's build).
 - `True`: a schedule placing every run exists; one was found and checked with the real
   durations. `False`: proven that none exists, for the real durations (counting bounds of
-  `planner.planning.packing_bounds`, or CP-SAT on a grid that rounds durations down).
+  `planner.packing.bounds`, or CP-SAT on a grid that rounds durations down).
   `None`: not decided by the deadline, or OR-Tools is not installed (or `solver=False`,
   which never loads it: for a plain plan) and neither counting, the fast packer nor the
-  exact search by run length (`planner.planning.packing_loads`) decides.
+  exact search by run length (`planner.packing.loads`) decides.
 
 `fit_schedule` gives the schedule behind a `True`; `more_sets` uses it to complete more
 seed sets than a packing has, one set at a time, and fills the rest of the window around
@@ -24,11 +24,11 @@ import importlib.util
 import time
 from collections.abc import Sequence
 
-from planner.planning.objective import Job, score
-from planner.planning.packing_bounds import cannot_fit
-from planner.planning.packing_fast import layered, pack_fast, serial, sets_first
-from planner.planning.packing_model import Clock, Grid, workers
-from planner.planning.schedule import Placement
+from planner.packing.bounds import cannot_fit
+from planner.packing.fast import layered, pack_fast, serial, sets_first
+from planner.packing.model import Clock, Grid, workers
+from planner.packing.objective import Job, score
+from planner.packing.schedule import Placement
 
 MIN_SOLVE_S = 0.05
 """No solve is started with less time than this left."""
@@ -36,7 +36,7 @@ MIN_SOLVE_S = 0.05
 Schedule = list[Placement | None]
 
 
-def sets_fit(jobs: Sequence[Job], n_cards: int, horizon: float, deadline: float, *,
+def sets_fit(jobs: Sequence[Job], n_cards: int, horizon: float, deadline: float | Clock, *,
              solver: bool = True) -> bool | None:
     """Whether every one of `jobs` fits on `n_cards` cards in [0, horizon] (see the module
     docstring): True proven fits, False proven does not, None unknown. `solver=False`
@@ -45,9 +45,11 @@ def sets_fit(jobs: Sequence[Job], n_cards: int, horizon: float, deadline: float,
     return fit_schedule(jobs, n_cards, horizon, deadline, solver=solver)[0]
 
 
-def fit_schedule(jobs: Sequence[Job], n_cards: int, horizon: float, deadline: float, *,
-                 solver: bool = True) -> tuple[bool | None, Schedule | None]:
-    """`sets_fit`'s answer and, when it is True, a schedule placing every job."""
+def fit_schedule(jobs: Sequence[Job], n_cards: int, horizon: float, deadline: float | Clock,
+                 *, solver: bool = True) -> tuple[bool | None, Schedule | None]:
+    """`sets_fit`'s answer and, when it is True, a schedule placing every job. `deadline`
+    may be a `Clock` shared with other solves (its deterministic work budget too)."""
+    clock = deadline if isinstance(deadline, Clock) else Clock(deadline)
     if not jobs:
         return True, []
     if cannot_fit(jobs, n_cards, horizon):
@@ -57,17 +59,16 @@ def fit_schedule(jobs: Sequence[Job], n_cards: int, horizon: float, deadline: fl
     for got in (placed, alt):
         if all(p is not None for p in got):
             return True, got
-    if deadline - time.monotonic() < MIN_SOLVE_S:
+    if clock.left() < MIN_SOLVE_S:
         return None, None
     use = solver and importlib.util.find_spec("ortools") is not None
-    return _solve(jobs, n_cards, horizon, placed, deadline, use)
+    return _solve(jobs, n_cards, horizon, placed, clock, use)
 
 
 def _solve(jobs: Sequence[Job], n_cards: int, horizon: float, placed: Schedule,
-           deadline: float, use_solver: bool) -> tuple[bool | None, Schedule | None]:
-    from planner.planning.packing_model import Model, grid
+           clock: Clock, use_solver: bool) -> tuple[bool | None, Schedule | None]:
+    from planner.packing.model import Model, grid
 
-    clock = Clock(deadline)
     ok = [True] * len(jobs)  # `cannot_fit` has checked that each can run alone
     g = grid(jobs, horizon, ok)
     by_loads = _by_loads(jobs, n_cards, horizon, g, clock, use_solver)
@@ -79,7 +80,7 @@ def _solve(jobs: Sequence[Job], n_cards: int, horizon: float, placed: Schedule,
     cp = model.cp
     model.hint(placed, n_cards)
     model.m.maximize(sum(model.on))
-    solver, status = model.solve(clock.share(1.0 if g.exact else 0.6))
+    solver, status = model.solve(clock, 1.0 if g.exact else 0.6)
     if status in (cp.OPTIMAL, cp.FEASIBLE):
         got = model.placed(solver)
         if all(p is not None for p in got):
@@ -92,17 +93,17 @@ def _solve(jobs: Sequence[Job], n_cards: int, horizon: float, placed: Schedule,
         return None, None
     # The proof on the grid that rounds durations down: every real schedule is one of its.
     relax = Model(jobs, n_cards, ok, g.down, g.h, g.scale, all_on=True)
-    solver, status = relax.solve(clock.left(), workers())
+    solver, status = relax.solve(clock, 1.0, workers())
     return (False, None) if status == cp.INFEASIBLE else (None, None)
 
 
 def _by_loads(jobs: Sequence[Job], n_cards: int, horizon: float, g: Grid, clock: Clock,
               use_solver: bool) -> tuple[bool | None, Schedule | None]:
-    """The question as bin packing (`planner.planning.packing_loads`). Built on: each run on
+    """The question as bin packing (`planner.packing.loads`). Built on: each run on
     one card with its evaluations right after it, lengths rounded up, back to back on the
     cards it is dealt to (a restriction: a packing of it is a real schedule). Proof: every
     run's time on each of its cards, rounded down, precedence dropped (a relaxation)."""
-    from planner.planning.packing_loads import fit_loads
+    from planner.packing.loads import fit_loads
 
     if all(j.cards == 1 for j in jobs):
         heads = [i for i, j in enumerate(jobs) if j.after < 0]
@@ -145,10 +146,12 @@ def with_cards(jobs: Sequence[Job], got: Sequence[Placement | None], n_cards: in
 
 
 def more_sets(jobs: Sequence[Job], n_cards: int, horizon: float, best: Schedule,
-              deadline: float) -> Schedule | None:
-    """A packing with more complete seed sets than `best`, when one is found by the
-    deadline: each further set's runs (with those before) must fit whole, then the other
-    runs fill the room left around them. None when none is found."""
+              clock: Clock) -> Schedule | None:
+    """A packing with more complete seed sets than `best`, when one is found in the clock's
+    time: each further set's runs (with those before) must fit whole, with their
+    evaluations when they fit too (the question the capacity search asks, so a capacity it
+    proved is planned whole), then the other runs fill the room left around them. None
+    when none is found."""
     layers: dict[int, list[int]] = {}
     for i, j in enumerate(jobs):
         if j.matrix:
@@ -157,16 +160,23 @@ def more_sets(jobs: Sequence[Job], n_cards: int, horizon: float, best: Schedule,
     have = score(jobs, best)[0]
     out: Schedule | None = None
     for k in range(have + 1, len(seeds) + 1):
-        left = deadline - time.monotonic()
-        if left < MIN_SOLVE_S:
+        if clock.left() < MIN_SOLVE_S:
             break
-        idx = [i for s in seeds[:k] for i in layers[s]]
-        sub = [jobs[i] for i in idx]
-        fits, sched = fit_schedule(sub, n_cards, horizon, deadline)
-        if fits is not True or sched is None:
-            break
-        filled = _fill(jobs, idx, sched, n_cards, horizon)
-        if filled is None or score(jobs, filled)[0] < k:
+        runs = [i for s in seeds[:k] for i in layers[s]]
+        mine = set(runs)
+        evals = [i for i, j in enumerate(jobs) if j.after in mine]
+        filled = None
+        for idx in ([*runs, *evals], runs) if evals else (runs,):
+            at = {i: n for n, i in enumerate(idx)}
+            sub = [jobs[i]._replace(after=at[jobs[i].after]) if jobs[i].after >= 0
+                   else jobs[i] for i in idx]
+            fits, sched = fit_schedule(sub, n_cards, horizon, clock.part(0.5))
+            if fits is True and sched is not None:
+                filled = _fill(jobs, idx, sched, n_cards, horizon)
+                if filled is not None and score(jobs, filled)[0] >= k:
+                    break
+                filled = None
+        if filled is None:
             break
         out = filled
     return out

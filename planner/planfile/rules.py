@@ -12,17 +12,17 @@ from __future__ import annotations
 import functools
 import math
 import operator
-import re
 from collections.abc import Collection, Iterable
 from datetime import datetime
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from planner.spec import bounds
+from planner.spec.printable import CONTROL, PROBLEM
 from planner.spec.templates import SHELL, display
 
 if TYPE_CHECKING:
-    from planner.planning.plan import Run
+    from planner.planfile.plan import Run
 
 FACTORS = r"^([A-Za-z_][A-Za-z0-9_.-]{0,63}(\+[A-Za-z_][A-Za-z0-9_.-]{0,63})*)?$"
 """A run's factor: empty, one factor name, or several joined by `+`."""
@@ -33,7 +33,7 @@ ARGV_WORDS = 100_000
 """Most words a command may have (a template of at most 8192 characters and overrides)."""
 NUMBER_LIMIT = 1e15
 """No number of a plan is larger, seeds apart (they share the preset's 64-bit bound)."""
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL = CONTROL
 _SCRIPT_FIELDS = ("command", "argv")
 _RUN_TABLES = ("runs", "held")
 """Arrays of runs (a replan keeps the runs it left out in `held`): their scripts may hold
@@ -89,7 +89,7 @@ def plan_runs_fine(runs: list[Run], held: list[Run], cards: int) -> bool:
 
 DERIVED_COMMANDS = "derived commands"
 """Validation context key: True when every run's command was just derived from its
-argument vector (`plan_text.expand`), so it matches by construction."""
+argument vector (`text.expand`), so it matches by construction."""
 
 
 def check_run(run: Run, derived: bool = False) -> None:
@@ -269,5 +269,5 @@ def _text_problem(key: str, value: str) -> str | None:
     script = key.startswith(_RUN_PREFIXES) \
         and key.split(".", 1)[-1].startswith(_SCRIPT_FIELDS)
     if not script and _CONTROL.search(value):
-        return "holds a control character (a line break, a tab or an escape)"
+        return PROBLEM
     return None

@@ -1,15 +1,15 @@
-"""The exact packer: the objective of `planner.planning.packing` on OR-Tools CP-SAT.
+"""The exact packer: the objective of `planner.packing.pack` on OR-Tools CP-SAT.
 
 Imported only when `--solver cp-sat` is used (the `solve` extra); a plain plan never loads
 OR-Tools. Every solve of one call shares one wall-clock deadline, model building included.
 
-Complete seed sets come first, one yes/no question each (`planner.planning.packing_sets`:
+Complete seed sets come first, one yes/no question each (`planner.packing.sets`:
 do the runs of one more set, with those before, fit whole?), and the rest of the window is
 filled around them. Then the counts (complete seed sets, matrix runs, evaluations, as one
 weighted sum of small integers) are searched on a grid whose durations are rounded up,
 from the best packing so far, so every schedule found holds in hours; their bound comes
 from a grid whose durations are rounded down (the same grid when the problem is exact in
-whole units, `planner.planning.packing_model`), so it holds for the real durations.
+whole units, `planner.packing.model`), so it holds for the real durations.
 `optimal` is claimed only when the best real packing reaches that bound. Then the end of
 the first complete seed set, then the last end. The solver's schedule is finally replayed
 in its start order through the fast packer's placement, which moves no run later (an
@@ -20,15 +20,14 @@ the real durations is kept.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
 from typing import Any
 
-from planner.planning.objective import Job, Packing, runnable, score, trivially_optimal
-from planner.planning.packing_fast import serial
-from planner.planning.packing_model import Clock, Model, grid, workers
-from planner.planning.packing_sets import MIN_SOLVE_S, more_sets, top_up, with_cards
-from planner.planning.schedule import Placement
+from planner.packing.fast import serial
+from planner.packing.model import Clock, Model, grid, workers
+from planner.packing.objective import Job, Packing, runnable, score, trivially_optimal
+from planner.packing.schedule import Placement
+from planner.packing.sets import MIN_SOLVE_S, more_sets, top_up, with_cards
 
 
 def _replay(jobs: Sequence[Job], got: Sequence[Placement | None], n_cards: int,
@@ -54,12 +53,14 @@ def _replay(jobs: Sequence[Job], got: Sequence[Placement | None], n_cards: int,
 
 
 def pack_cp_sat(jobs: Sequence[Job], n_cards: int, horizon: float,
-                fast: list[Placement | None], bound: int, deadline: float,
+                fast: list[Placement | None], bound: int, clock: Clock | float,
                 exact_times: bool = False) -> Packing:
-    """Solve the objective exactly by `deadline` (`time.monotonic()` seconds), starting from
-    the fast packing `fast`; `bound`: a true bound on matrix runs already known.
-    `exact_times`: optimize criteria 4-5 too when every run that can run is placed."""
-    clock = Clock(deadline)
+    """Solve the objective exactly within `clock`'s time and deterministic work (or by a
+    `time.monotonic()` deadline), starting from the fast packing `fast`; `bound`: a true
+    bound on matrix runs already known. `exact_times`: optimize criteria 4-5 too when every
+    run that can run is placed."""
+    if not isinstance(clock, Clock):
+        clock = Clock(clock)
     ok = runnable(jobs, n_cards, horizon)
     best, best_key = fast, score(jobs, fast)
 
@@ -70,7 +71,7 @@ def pack_cp_sat(jobs: Sequence[Job], n_cards: int, horizon: float,
         if got is not None and score(jobs, got) > best_key:
             best, best_key = got, score(jobs, got)
 
-    keep(more_sets(jobs, n_cards, horizon, best, time.monotonic() + clock.share(0.5)))
+    keep(more_sets(jobs, n_cards, horizon, best, clock.part(0.5)))
     whole = trivially_optimal(jobs, best, n_cards, horizon)
     if (whole and not exact_times) or clock.left() < MIN_SOLVE_S:
         return Packing(best, whole, best_key[1] if whole else bound,
@@ -83,7 +84,7 @@ def pack_cp_sat(jobs: Sequence[Job], n_cards: int, horizon: float,
     # Every run that can run is placed: the counts need no search, only the times.
     value = counts_bound = model.value(best_key[:3]) if whole else None
     if not whole:
-        solver, status = model.solve(clock.share(0.4 if g.exact else 0.3))
+        solver, status = model.solve(clock, 0.4 if g.exact else 0.3)
         if status in (cp.OPTIMAL, cp.FEASIBLE):
             value = round(solver.objective_value)
             keep(_replay(jobs, model.placed(solver), n_cards, horizon))
@@ -94,7 +95,7 @@ def pack_cp_sat(jobs: Sequence[Job], n_cards: int, horizon: float,
         relax = Model(jobs, n_cards, ok, g.down, g.h, g.scale)
         relax.hint(best, n_cards)
         relax.m.maximize(relax.counts)
-        r_solver, r_status = relax.solve(clock.share(0.4), workers())
+        r_solver, r_status = relax.solve(clock, 0.4, workers())
         if r_status in (cp.OPTIMAL, cp.FEASIBLE):
             counts_bound = math.floor(r_solver.best_objective_bound + 1e-6)
     optimal = counts_bound is not None and model.value(best_key[:3]) >= counts_bound
@@ -106,7 +107,7 @@ def pack_cp_sat(jobs: Sequence[Job], n_cards: int, horizon: float,
         # runs alone, on the grid whose bound holds for the real durations.
         relax.m.maximize(sum(relax.matrix))
         relax.hint(best, n_cards)
-        m_solver, m_status = relax.solve(clock.share(0.3), workers())
+        m_solver, m_status = relax.solve(clock, 0.3, workers())
         if m_status in (cp.OPTIMAL, cp.FEASIBLE):
             matrix_bound = min(bound, math.floor(m_solver.best_objective_bound + 1e-6))
     if value is not None and value >= model.value(best_key[:3]):
@@ -136,7 +137,7 @@ def _times(model: Model, jobs: Sequence[Job], n_cards: int, horizon: float,
                 m.add(load <= goal)
         m.minimize(goal)
         model.hint(best, n_cards)
-        solver, status = model.solve(clock.share(0.5 if stage == "first" else 1.0))
+        solver, status = model.solve(clock, 0.5 if stage == "first" else 1.0)
         if status not in (cp.OPTIMAL, cp.FEASIBLE):
             return
         got = _replay(jobs, model.placed(solver), n_cards, horizon)

@@ -11,11 +11,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from planner.errors import InputError, from_validation
-from planner.planning import plan_bulk, plan_cache, plan_fast, plan_split, plan_text
-from planner.planning.order import Order
-from planner.planning.plan import Plan
-from planner.planning.plan_rules import DERIVED_COMMANDS, value_problem
-from planner.planning.replace import replace_together
+from planner.planfile import seal as plan_seal
+from planner.planfile import text as plan_text
+from planner.planfile.order import Order
+from planner.planfile.plan import Plan
+from planner.planfile.replace import replace_together
+from planner.planfile.rules import DERIVED_COMMANDS, clean_column, value_problem
+from planner.planning import plan_bulk, plan_cache, plan_fast, plan_split
 from planner.tomlio import dumps, parse_toml, read_bytes
 
 HEADER_PLAN = ("# campaign-planner plan: runs in plan order, times in hours from the window's "
@@ -25,15 +27,38 @@ HEADER_ORDER = "# campaign-planner rental order matching the plan with the same 
 
 
 RUN_TABLES = ("runs", "held")
-"""Arrays of runs, written one compact table per run (`plan_text`)."""
+"""Arrays of runs, written one compact table per run (`planfile.text`)."""
 
 
-def plan_toml(plan: Plan) -> str:
-    """`plan.toml` text; the same plan always gives the same bytes."""
+def plan_toml(plan: Plan, path: str | Path | None = None) -> str:
+    """`plan.toml` text; the same plan always gives the same bytes. A plan its reading
+    would refuse (a control character in a name from an input the planner took as it
+    was) is refused here, naming `path` and the field: nothing is written, and the cache
+    of checked plans never holds it."""
     data = plan.model_dump(mode="json")
     runs = {name: data.pop(name) for name in RUN_TABLES if data.get(name)}
-    return HEADER_PLAN + dumps(data) + "".join(
-        plan_text.tables(name, rows) for name, rows in runs.items())
+    problem = value_problem(data) or _runs_problem(runs)
+    if problem:
+        raise InputError(problem[1], file=path, field=problem[0])
+    tables = "".join(plan_text.tables(name, rows) for name, rows in runs.items())
+    seal = plan_seal.line(len(plan.runs), len(plan.held), tables)
+    return HEADER_PLAN.removesuffix("\n") + seal + "\n" + dumps(data) + tables
+
+
+def _runs_problem(runs: dict[str, list[dict[str, Any]]]) -> tuple[str, str] | None:
+    """What `value_problem` finds in the run tables, looked at a field's column at a time
+    (a large plan's hundred thousand runs), and run by run only where a column is in doubt."""
+    for name, rows in runs.items():
+        keys = rows[0].keys()
+        # None is a field left out of the file (a training run's `shard`): nothing to look at.
+        if all(r.keys() == keys for r in rows) and all(
+                clean_column(k, [v for r in rows if (v := r[k]) is not None], script=True)
+                for k in keys):
+            continue
+        problem = value_problem({name: rows})
+        if problem:
+            return problem
+    return None
 
 
 def order_toml(order: Order) -> str:
@@ -47,7 +72,7 @@ def write_exports(out_dir: str | Path, plan: Plan, order: Order, *,
     list) moved in beside them, as a unit: all are replaced, or none (a full disk, a file
     that would be overwritten without `force`)."""
     out = Path(out_dir).expanduser()  # as given: a relative folder is shown relative
-    text = plan_toml(plan)
+    text = plan_toml(plan, out / "plan.toml")
     targets = [(out / "plan.toml", text), (out / "order.toml", order_toml(order))]
     moves = [(out / p.name, p) for p in extra]
     replace_together(out, targets, moves, force=force)
@@ -61,6 +86,9 @@ def read_plan(path: str | Path) -> Plan:
     raw = read_bytes(path)
     cached = plan_cache.load(raw)
     if cached is not None:
+        # An entry is kept under these very bytes only once they were read and checked in
+        # full, their seal too (or written here, sealed): the digest is not taken again.
+        plan_seal.check_counts(plan_seal.read(raw), len(cached.runs), len(cached.held), path)
         # A large plan is millions of objects kept for the whole command: out of the
         # collector's reach, later passes over the young objects do not walk them again.
         gc.freeze()
@@ -104,6 +132,9 @@ def _read_in_full(raw: bytes, path: str | Path) -> Plan:
         except UnicodeDecodeError:
             raise InputError("not UTF-8 text", file=path) from None
         plan = _checked(parse_toml(text, path), path)
+    # After the values' checks: an edit that breaks a field is named by its field.
+    plan_seal.check_counts(plan_seal.read(raw), len(plan.runs), len(plan.held), path)
+    plan_seal.check_digest(raw, path)
     plan_cache.store(raw, plan)
     return plan
 

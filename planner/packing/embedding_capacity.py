@@ -2,7 +2,7 @@
 
 Both come from the plan's own figures: each version is one run per card, as long as its
 part's padded tokens ÷ throughput plus the startup; the versions are placed as the plan
-places them (`planner.planning.schedule.schedule`). Documents are counted for a corpus of
+places them (`planner.packing.schedule.schedule`). Documents are counted for a corpus of
 the same length distribution: without a scanned corpus, the length summary's deterministic
 sample is batched for each corpus size tried (as the plan does for the preset's size);
 with one, the scanned parts' padded tokens scale with the documents.
@@ -14,9 +14,9 @@ import math
 from collections.abc import Callable, Sequence
 
 from planner.corpus import lengths
-from planner.planning.capacity import Capacity, room_for
-from planner.planning.objective import EPS_H, Job
-from planner.planning.schedule import schedule
+from planner.packing.capacity import Capacity, room_for
+from planner.packing.objective import Job
+from planner.packing.schedule import schedule
 from planner.spec import bounds
 from planner.spec.preset import Embedding
 
@@ -30,7 +30,7 @@ def _versions_fit(part_hours: Sequence[float], versions: int, n_cards: int,
 
 def most_versions(part_hours: Sequence[float], n_cards: int, usable: float) -> int:
     """Most whole versions the plan's placement fits, searched below the card-hour and
-    long-run bound of `planner.planning.capacity`."""
+    long-run bound of `planner.packing.capacity`."""
     hi = room_for([], [Job(h, 1) for h in part_hours], n_cards, usable, bounds.VERSIONS)
     lo = 0
     if hi > 0 and _versions_fit(part_hours, hi, n_cards, usable):
@@ -86,19 +86,29 @@ def embedding_capacity(e: Embedding, documents: int, padded: Sequence[float],
     tput = e.throughput_tokens_per_s.value
     part_hours = [startup_h + p / tput / 3600 for p in padded]
     versions = most_versions(part_hours, n_cards, usable)
-    room = (usable + EPS_H - startup_h) * tput * 3600  # padded tokens one card computes
+    room = (usable - startup_h) * tput * 3600  # padded tokens one card computes
     if scanned:
         per_doc = max(padded) / documents
-        docs = min(bounds.DOCUMENTS, math.floor(room / per_doc)) if per_doc > 0 else 0
-        return Capacity(versions=versions, versions_asked=e.versions, documents=max(0, docs),
-                        batches=round(batches * max(0, docs) / documents))
+
+        def whole(d: int) -> bool:
+            # The plan's own sum, in its own order: a count it would cut short is not one.
+            return d == 0 or startup_h + d * per_doc / tput / 3600 <= usable
+
+        guess = math.floor(room / per_doc) if per_doc > 0 else bounds.DOCUMENTS
+        docs = _largest(whole, guess, bounds.DOCUMENTS)
+        return Capacity(versions=versions, versions_asked=e.versions, documents=docs,
+                        batches=round(batches * docs / documents))
 
     def figures(d: int) -> lengths.Batching:
         return lengths.estimate(e.lengths, d, e.truncation_tokens, e.batch_size,
                                 e.grouped_budget)[e.batching]
 
     def fits(d: int) -> bool:
-        return d == 0 or figures(d).padded_tokens / n_cards <= room
+        # Each card's part as the plan computes its hours, float operation for float
+        # operation (`planner.planning.embedding`), and held to the window without the
+        # schedule's tolerance, as the plan's "documents fit" figure is: a capacity planned
+        # as the corpus size then fits whole by every check the plan makes.
+        return d == 0 or startup_h + figures(d).padded_tokens / n_cards / tput / 3600 <= usable
 
     guess = math.floor(documents * room / max(padded)) if max(padded) > 0 else documents
     docs = _largest(fits, guess, bounds.DOCUMENTS)
