@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import os
 import tomllib
 from datetime import UTC, datetime
 from importlib import resources
@@ -17,10 +16,6 @@ from planner.spec.catalog import Catalog, load_catalog
 from planner.spec.loading import parse_preset
 
 CREATED = datetime(2026, 1, 1, tzinfo=UTC)
-
-# Every read of a plan in the tests is a full read, unless a test names a cache folder.
-os.environ.setdefault("CAMPAIGN_PLANNER_CACHE", "off")
-
 
 def shipped(name: str) -> dict[str, Any]:
     """A shipped preset as a dict, to edit in a test."""

@@ -263,45 +263,8 @@ def _drop_stdout() -> None:
 
 
 def console() -> int:
-    """The `campaign-planner` command (and `python -m planner`): `main` in a process of
-    its own.
-
-    A headless plan validates only the planner's own models, for which no pydantic plugin
-    is of use, and exits within a fraction of a second: that process skips pydantic's plugin
-    search, unless PYDANTIC_DISABLE_PLUGINS is already set, and collects garbage rarely
-    and, in its own process, ends without the interpreter's teardown (`planner.cli.lean`).
-    Only the headless plan, `replan` and `status` do: other commands and the terminal UI
-    start processes (runs, measurements) that inherit the environment, and importing
-    `planner` as a library changes nothing. The processes of `run`, `slurm` and the terminal
-    UI, too, end without the teardown (unless a thread of theirs still runs).
-    """
-    argv = sys.argv[1:]
-    # `replan` reads, packs and writes like a headless plan, and `status` reads and shows;
-    # neither starts a process.
-    headless = argv and (argv[0] not in COMMANDS or argv[0] in ("replan", "status"))
-    if headless and "--tui" not in argv and "--plan" not in argv:
-        from planner.cli.lean import end_process, hold_to_exit, lean_process
-
-        lean_process()
-        hold_to_exit()
-        return end_process(main(argv))
-    if argv and argv[0] in ("run", "slurm"):
-        # A large plan is millions of objects: freeing them one by one at exit took a
-        # good part of a second after the command's work was done (see above).
-        from planner.cli.lean import end_process, hold_to_exit, keep_freed_memory
-
-        if argv[0] == "slurm" or "--dry-run" in argv:  # a read, then the end
-            keep_freed_memory()
-        hold_to_exit()
-        return end_process(main(argv))
-    if not argv or "--tui" in argv:
-        # The terminal UI, once quit, ends without the interpreter's teardown too: freeing
-        # a large plan's objects one by one kept a blank screen up for a good part of a
-        # second after the key. Its environment is left as it was (see above).
-        from planner.cli.lean import end_process
-
-        return end_process(main(argv))
-    return main(argv)
+    """The `campaign-planner` command (and `python -m planner`)."""
+    return main(sys.argv[1:])
 
 
 if __name__ == "__main__":
