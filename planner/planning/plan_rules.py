@@ -156,7 +156,7 @@ def _clean(table: dict[str, Any], script: bool) -> bool:
         elif kind is int or kind is float:
             if not abs(v) <= _limit(k):  # nan and inf too
                 return False
-        elif kind is not bool:
+        elif kind is not bool and v is not None:  # None: a field the file leaves out
             return False
     return _CONTROL.search("".join(texts)) is None and "\0" not in "".join(scripts)
 
