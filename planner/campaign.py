@@ -12,11 +12,11 @@ from planner.errors import InputError
 from planner.figures import measured
 from planner.figures.analytic_tier import disagreements
 from planner.figures.estimates import DEFAULT_ESTIMATE, entered_configs, figures_on
-from planner.planning import discipline
-from planner.planning.capacity_search import training_capacity
-from planner.planning.packing import Job, Packing, Solver, pack
-from planner.planning.packing_why import Reasons, jobs_of
-from planner.planning.plan import (
+from planner.packing.capacity_search import training_capacity
+from planner.packing.pack import Job, Packing, Solver, pack
+from planner.packing.schedule import Placement
+from planner.packing.why import Reasons, jobs_of
+from planner.planfile.plan import (
     AdaptationPlan,
     Assumptions,
     ConfigFigures,
@@ -25,7 +25,7 @@ from planner.planning.plan import (
     PlanCampaign,
     Run,
 )
-from planner.planning.schedule import Placement
+from planner.planning import discipline
 from planner.planning.spare import spare_specs
 from planner.planning.summary import summarize
 from planner.spec.catalog import Card, Catalog
@@ -293,7 +293,7 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     another card are derived from their anchor (`planner.figures.estimates.figures_on`); `estimate`
     picks the end of their range planned on (`cautious`: the slow end). `solver`: the fast
     packer, or `cp-sat` (the `solve` extra) for a proven optimum within `time_limit_s`
-    (see `planner.planning.packing` for the objective). `cpu_step_times`: plan with step
+    (see `planner.packing.pack` for the objective). `cpu_step_times`: plan with step
     times measured on a CPU (else such measurements give only memory). `extra_variants`:
     whether the capacity counts the variants that would fit beside the asked seeds
     (`advise` ranks hundreds of orders without them). Raises InputError on bad input.

@@ -12,7 +12,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Label, Static
 
-from planner.planning.plan import Plan
+from planner.planfile.plan import Plan
 from planner.planning.render import estimate_line, measured_line, room_lines
 from screens.base import PlannerScreen
 from screens.state import Workspace

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from planner.campaign import plan_campaign
-from planner.planning.plan import Run
+from planner.planfile.plan import Run
 from planner.spec.catalog import load_catalog
 from planner.spec.loading import load_preset
 from planner.spec.templates import Args, TemplateError, fill

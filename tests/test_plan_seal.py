@@ -10,8 +10,8 @@ import pytest
 
 from planner.cli.main import main
 from planner.errors import InputError
-from planner.planning import plan_seal
-from planner.planning.export import plan_toml, read_plan
+from planner.planfile import seal as plan_seal
+from planner.planfile.export import plan_toml, read_plan
 from planner.run import prepare
 from tests.run_fixtures import harness as h
 

@@ -13,8 +13,8 @@ import tomli_w
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner.planning import plan_text
-from planner.planning.export import plan_toml, read_plan
+from planner.planfile import text as plan_text
+from planner.planfile.export import plan_toml, read_plan
 from planner.tomlio import dumps
 from tests.run_fixtures import harness as h
 
@@ -78,7 +78,7 @@ TABLE = st.dictionaries(KEYS, st.one_of(SCALARS, st.lists(SCALARS, max_size=3),
 def test_checking_a_table_at_once_finds_what_the_walk_finds(data: dict[str, Any]) -> None:
     """The quick check of each run's table never lets through what the value-by-value
     walk refuses, and names the same key."""
-    from planner.planning import plan_rules
+    from planner.planfile import rules as plan_rules
 
     walked = None
     for k, v in data.items():
@@ -89,7 +89,7 @@ def test_checking_a_table_at_once_finds_what_the_walk_finds(data: dict[str, Any]
 
 
 def test_a_held_runs_script_may_hold_line_breaks_as_a_runs_may() -> None:
-    from planner.planning.plan_rules import value_problem
+    from planner.planfile.rules import value_problem
 
     script = {"argv": ["/bin/sh", "-c", "a\nb"], "command": "a\nb"}
     assert value_problem({"runs": [script], "held": [script]}) is None

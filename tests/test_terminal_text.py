@@ -16,8 +16,8 @@ import tomli_w
 
 from planner.cli.main import main
 from planner.errors import InputError
-from planner.planning.export import read_plan, write_exports
-from planner.planning.order import Order
+from planner.planfile.export import read_plan, write_exports
+from planner.planfile.order import Order
 from planner.spec.printable import shown
 from tests.run_fixtures import harness as h
 

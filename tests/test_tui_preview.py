@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from textual.app import App, ComposeResult
 
-from planner.planning.export import plan_toml
+from planner.planfile.export import plan_toml
 from screens import state
 from screens.widgets.preview import SHOWN, Preview, excerpt
 from tests.test_tui import make_app

@@ -19,7 +19,7 @@ from planner.errors import InputError
 from planner.spec.printable import shown
 
 if TYPE_CHECKING:
-    from planner.planning.packing import Solver
+    from planner.packing.pack import Solver
     from planner.spec.overrides import Overrides
 
 Command = Callable[[Sequence[str]], int]
@@ -100,9 +100,9 @@ def cmd_plan(argv: Sequence[str]) -> int:
     if args.tui:
         return _tui(args, overrides)
     from planner.campaign import plan_campaign
-    from planner.planning.export import write_exports
-    from planner.planning.order import make_order
-    from planner.planning.plan import with_overrides
+    from planner.planfile.export import write_exports
+    from planner.planfile.order import make_order
+    from planner.planfile.plan import with_overrides
     from planner.spec.catalog import load_catalog
     from planner.spec.loading import DEFAULT_PRESET, load_preset
     from planner.spec.overrides import apply_overrides
@@ -156,7 +156,7 @@ def cmd_plan(argv: Sequence[str]) -> int:
 
 def _solver(args: argparse.Namespace) -> Solver:
     """The packer asked for; by default the exact one for exports, when it is installed."""
-    from planner.planning.packing import have_cp_sat
+    from planner.packing.pack import have_cp_sat
 
     if args.time_limit <= 0 or args.time_limit != args.time_limit:
         raise InputError("must be a positive number of seconds", field="--time-limit")

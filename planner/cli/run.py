@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from planner.cli.args import Parser
-from planner.planning.plan import Plan, Run
+from planner.planfile.plan import Plan, Run
 from planner.run import prepare
 from planner.run.journal import History, Workspace
 

@@ -12,8 +12,8 @@ from operator import add, attrgetter, itemgetter, sub
 from pathlib import Path
 from typing import Any, cast
 
-from planner.planning.plan import Plan, Run
-from planner.planning.schedule import Placement, schedule
+from planner.packing.schedule import Placement, schedule
+from planner.planfile.plan import Plan, Run
 from planner.run.clock import capacity_left, hours_left, run_fields
 from planner.run.journal import History, RunRecord, Workspace
 from planner.run.live import live

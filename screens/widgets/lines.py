@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.strip import Strip
 from textual.widget import Widget
 
-from planner.planning.plan import Plan
+from planner.planfile.plan import Plan
 
 Draw = Callable[[Plan, int], list[Text]]
 Count = Callable[[Plan, int], int]

@@ -20,7 +20,7 @@ from planner.spec.printable import CONTROL, PROBLEM
 from planner.spec.templates import SHELL, display
 
 if TYPE_CHECKING:
-    from planner.planning.plan import Run
+    from planner.planfile.plan import Run
 
 FACTORS = r"^([A-Za-z_][A-Za-z0-9_.-]{0,63}(\+[A-Za-z_][A-Za-z0-9_.-]{0,63})*)?$"
 """A run's factor: empty, one factor name, or several joined by `+`."""
@@ -59,7 +59,7 @@ def check_value(v: Any) -> Any:
 
 DERIVED_COMMANDS = "derived commands"
 """Validation context key: True when every run's command was just derived from its
-argument vector (`plan_text.expand`), so it matches by construction."""
+argument vector (`text.expand`), so it matches by construction."""
 
 
 def check_run(run: Run, derived: bool = False) -> None:

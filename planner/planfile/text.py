@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from planner.planning.plan import Run
+from planner.planfile.plan import Run
 from planner.spec.templates import display
 
 DERIVED = ("command",)

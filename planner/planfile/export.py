@@ -9,11 +9,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from planner.errors import InputError, from_validation
-from planner.planning import plan_seal, plan_text
-from planner.planning.order import Order
-from planner.planning.plan import Plan
-from planner.planning.plan_rules import DERIVED_COMMANDS, value_problem
-from planner.planning.replace import replace_together
+from planner.planfile import seal as plan_seal
+from planner.planfile import text as plan_text
+from planner.planfile.order import Order
+from planner.planfile.plan import Plan
+from planner.planfile.replace import replace_together
+from planner.planfile.rules import DERIVED_COMMANDS, value_problem
 from planner.tomlio import dumps, parse_toml, read_bytes
 
 HEADER_PLAN = ("# campaign-planner plan: runs in plan order, times in hours from the window's "
@@ -23,7 +24,7 @@ HEADER_ORDER = "# campaign-planner rental order matching the plan with the same 
 
 
 RUN_TABLES = ("runs", "held")
-"""Arrays of runs, written one compact table per run (`plan_text`)."""
+"""Arrays of runs, written one compact table per run (`planfile.text`)."""
 
 
 def plan_toml(plan: Plan, path: str | Path | None = None) -> str:
