@@ -6,7 +6,8 @@ nothing.
 For each RUNS (default 100,000, the most a matrix may expand to: 100 configurations ×
 1,000 seeds; a renter's plan is a few thousand), a training matrix of RUNS runs on 256
 cards, each command the plain argument vector of `train.py`. Each step is a fresh
-`campaign-planner` process, timed from outside:
+`campaign-planner` process, timed from outside, after a headless plan of the shipped
+`ablation-30d` (once, before the sizes):
 
 1. planning it (`campaign-planner --preset ... --out ...`);
 2. `campaign-planner status` on the plan, no journal yet;
@@ -121,6 +122,36 @@ def _steps(tmp: Path, src: Path, slurm: bool) -> list[tuple[str, list[str]]]:
     return steps
 
 
+def compare(name: str, argvs: dict[str, list[str]], trees: dict[str, Path], repeat: int,
+            where: dict[str, Path], target: float | None = TARGET) -> None:
+    """One step on every tree, their tries in turn: the fastest of each, side by side."""
+    times: dict[str, list[tuple[float, float]]] = {tree: [] for tree in trees}
+    for _ in range(repeat):
+        for tree, root in trees.items():  # one try of each in turn
+            times[tree].append(timed(argvs[tree], root, where[tree]))
+    best = {tree: (min(t[0] for t in ts), min(t[1] for t in ts)) for tree, ts in times.items()}
+    wall, cpu = best["this tree"]
+    line = f"  {name:<14} {wall:6.2f} s wall, {cpu:6.2f} s CPU"
+    for tree in trees:
+        if tree != "this tree":
+            old_wall, old_cpu = best[tree]
+            line += (f" | {tree}: {old_wall:6.2f} s wall, {old_cpu:6.2f} s CPU | ratio "
+                     f"{wall / old_wall:.2f} wall, {cpu / old_cpu:.2f} CPU")
+    flag = "" if target is None or wall <= target else f"  (over {target:g} s)"
+    print(line + flag, flush=True)
+
+
+def headless(tmp: Path, trees: dict[str, Path], repeat: int) -> None:
+    """A headless plan of the shipped `ablation-30d`, written to a folder."""
+    print(f"headless plan of ablation-30d; {load()}", flush=True)
+    where = {tree: tmp / f"headless-t{i}" for i, tree in enumerate(trees)}
+    for folder in where.values():
+        folder.mkdir()
+    argvs = {tree: ["--preset", "ablation-30d", "--out", str(where[tree] / "p"), "--force"]
+             for tree in trees}
+    compare("plan", argvs, trees, repeat, where)
+
+
 def one_size(runs: int, tmp: Path, trees: dict[str, Path], repeat: int, slurm: bool) -> None:
     """Every step on a plan of `runs` runs, each tree's tries in turn."""
     src = tmp / f"preset-{runs}.toml"
@@ -129,26 +160,14 @@ def one_size(runs: int, tmp: Path, trees: dict[str, Path], repeat: int, slurm: b
     steps = {name: _steps(tmp / f"{runs}-t{i}", src, slurm) for i, name in enumerate(trees)}
     for i in range(len(trees)):
         (tmp / f"{runs}-t{i}").mkdir()
+    where = {tree: tmp / f"{runs}-t{n}" for n, tree in enumerate(trees)}
     for i, (name, _argv) in enumerate(steps["this tree"]):
-        times: dict[str, list[tuple[float, float]]] = {tree: [] for tree in trees}
-        for _ in range(1 if name == "plan" else repeat):
-            for n, (tree, root) in enumerate(trees.items()):  # one try of each in turn
-                times[tree].append(timed(steps[tree][i][1], root, tmp / f"{runs}-t{n}"))
-        best = {tree: (min(t[0] for t in ts), min(t[1] for t in ts))
-                for tree, ts in times.items()}
-        wall, cpu = best["this tree"]
-        line = f"  {name:<14} {wall:6.2f} s wall, {cpu:6.2f} s CPU"
-        for tree in trees:
-            if tree != "this tree":
-                old_wall, old_cpu = best[tree]
-                line += (f" | {tree}: {old_wall:6.2f} s wall, {old_cpu:6.2f} s CPU | ratio "
-                         f"{wall / old_wall:.2f} wall, {cpu / old_cpu:.2f} CPU")
+        compare(name, {tree: steps[tree][i][1] for tree in trees}, trees,
+                1 if name == "plan" else repeat, where, None if name == "plan" else TARGET)
         if name == "plan":  # the executor's first events: what `replan` starts from
             for tree_steps in steps.values():
                 plan_path = Path(tree_steps[0][1][3]) / "plan.toml"
                 JournalWriter(h.load(plan_path), plan_path.parent)
-        flag = "" if wall <= TARGET or name == "plan" else f"  (over {TARGET:g} s)"
-        print(line + flag, flush=True)
     size = (tmp / f"{runs}-t0" / "p" / "plan.toml").stat().st_size
     print(f"  plan.toml {size / 2**20:.1f} MiB; {load()}", flush=True)
 
@@ -165,6 +184,7 @@ def main() -> None:
             trees[against] = tmp / "against"
             subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--quiet",
                             str(trees[against]), against], check=True)
+        headless(tmp, trees, repeat)
         for runs in sizes:
             one_size(runs, tmp, trees, repeat, "--slurm" in sys.argv)
     finally:
