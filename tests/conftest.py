@@ -11,11 +11,20 @@ from typing import Any
 import pytest
 
 from planner.campaign import plan_campaign
+from planner.packing import witness
 from planner.planfile.plan import Plan
 from planner.spec.catalog import Catalog, load_catalog
 from planner.spec.loading import parse_preset
 
 CREATED = datetime(2026, 1, 1, tzinfo=UTC)
+
+@pytest.fixture(autouse=True)
+def _no_schedule_kept_from_another_test() -> None:
+    """Each test packs from scratch: a capacity proved in an earlier test of the same process
+    would otherwise hand `pack` its schedule (planner.packing.witness), and a test's result
+    would depend on which tests ran before it."""
+    witness.forget()
+
 
 def shipped(name: str) -> dict[str, Any]:
     """A shipped preset as a dict, to edit in a test."""
