@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import os
 import tomllib
 from datetime import UTC, datetime
 from importlib import resources
@@ -18,10 +17,6 @@ from planner.spec.catalog import Catalog, load_catalog
 from planner.spec.loading import parse_preset
 
 CREATED = datetime(2026, 1, 1, tzinfo=UTC)
-
-# Every read of a plan in the tests is a full read, unless a test names a cache folder.
-os.environ.setdefault("CAMPAIGN_PLANNER_CACHE", "off")
-
 
 @pytest.fixture(autouse=True)
 def _no_schedule_kept_from_another_test() -> None:
