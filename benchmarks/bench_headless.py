@@ -96,7 +96,7 @@ def in_process(repeat: int = 50) -> list[float]:
 
 def big_schedule(n: int = 100_000, cards: int = 64, repeat: int = 5) -> None:
     """Time the scheduler on n runs (1–4 cards each) and compare with the lower bound."""
-    from planner.planning.schedule import schedule
+    from planner.packing.schedule import schedule
 
     rng = random.Random(0)
     durations = [rng.lognormvariate(2.5, 0.8) for _ in range(n)]

@@ -30,9 +30,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from planner.planning.packing import Job, counts, have_cp_sat, pack, score
-from planner.planning.packing_fast import pack_fast
-from planner.planning.schedule import Placement, schedule
+from planner.packing.fast import pack_fast
+from planner.packing.pack import Job, counts, have_cp_sat, pack, score
+from planner.packing.schedule import Placement, schedule
 from tests.packing_oracle import check, instance, optimum_packing
 
 Packer = Callable[[list[Job], int, float], Sequence[Placement | None]]

@@ -12,7 +12,7 @@ wall-clock seconds of the whole command, its ratio to the limit, the fit line, a
 load average beside them. Then the same preset with the fast packer, for the complete seed
 sets each finds.
 
-Then the yes/no question behind capacity (`planner.planning.packing_sets.sets_fit`): on
+Then the yes/no question behind capacity (`planner.packing.sets.sets_fit`): on
 each shipped training preset (on its cards) and on ablation-7d grown to 167 seeds on 64
 cards (1,002 runs), the most complete seed sets, asked one more set at a time until the
 answer is no, with the seconds it took and whether it is proven. Last, twelve random
@@ -133,7 +133,7 @@ def first_sets(jobs: list[Any], k: int) -> list[Any]:
 
 
 def capacity(label: str, jobs: list[Any], n: int, h: float, limit: float) -> None:
-    from planner.planning.packing_sets import sets_fit
+    from planner.packing.sets import sets_fit
 
     t = time.monotonic()
     deadline = t + limit
@@ -149,10 +149,10 @@ def capacity(label: str, jobs: list[Any], n: int, h: float, limit: float) -> Non
 
 
 def tight_cases(limit: float) -> None:
-    from planner.planning.objective import Job, score
-    from planner.planning.packing import pack
-    from planner.planning.packing_fast import pack_fast
-    from planner.planning.packing_loads import fit_loads
+    from planner.packing.fast import pack_fast
+    from planner.packing.loads import fit_loads
+    from planner.packing.objective import Job, score
+    from planner.packing.pack import pack
 
     found = {"fast": 0, "cp-sat": 0}
     worst = 0.0

@@ -34,8 +34,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from planner.planning.packing import Job, counts, have_cp_sat, pack, score
-from planner.planning.schedule import Placement
+from planner.packing.pack import Job, counts, have_cp_sat, pack, score
+from planner.packing.schedule import Placement
 from tests.packing_oracle import campaign, check, optimum
 
 Packer = Callable[[list[Job], int, float], tuple[Sequence[Placement | None], bool | None]]

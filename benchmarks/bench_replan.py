@@ -46,8 +46,8 @@ def journal(plan_path: Path) -> int:
 
 
 def in_process(plan_path: Path, out: Path, at: float) -> tuple[float, float, float]:
-    from planner.planning.export import plan_toml, read_plan
-    from planner.planning.replace import replace_together
+    from planner.planfile.export import plan_toml, read_plan
+    from planner.planfile.replace import replace_together
     from planner.run.journal import Workspace, fold, read_events
     from planner.run.replan import replan
 

@@ -32,7 +32,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from planner.campaign import plan_campaign
-from planner.planning.plan import Plan
+from planner.planfile.plan import Plan
 from planner.spec.catalog import load_catalog
 from planner.spec.loading import parse_preset
 

@@ -28,10 +28,10 @@ _PUBLIC = {
     "load_catalog": "planner.spec.catalog",
     "Measurements": "planner.figures.measurements",
     "load_measurements": "planner.figures.measurements",
-    "Plan": "planner.planning.plan",
-    "make_order": "planner.planning.order",
-    "read_plan": "planner.planning.export",
-    "write_exports": "planner.planning.export",
+    "Plan": "planner.planfile.plan",
+    "make_order": "planner.planfile.order",
+    "read_plan": "planner.planfile.export",
+    "write_exports": "planner.planfile.export",
     "measure_preset": "planner.measure",
 }
 """Each public name and the module that defines it."""
@@ -59,9 +59,9 @@ if TYPE_CHECKING:
     from planner.errors import InputError
     from planner.figures.measurements import Measurements, load_measurements
     from planner.measure import measure_preset
-    from planner.planning.export import read_plan, write_exports
-    from planner.planning.order import make_order
-    from planner.planning.plan import Plan
+    from planner.planfile.export import read_plan, write_exports
+    from planner.planfile.order import make_order
+    from planner.planfile.plan import Plan
     from planner.spec.catalog import Catalog, load_catalog
     from planner.spec.loading import load_preset, load_preset_file
     from planner.spec.preset import Preset

@@ -12,11 +12,11 @@ from planner.errors import InputError
 from planner.figures import measured
 from planner.figures.analytic_tier import disagreements
 from planner.figures.estimates import DEFAULT_ESTIMATE, entered_configs, figures_on
-from planner.planning import discipline
-from planner.planning.capacity_search import training_capacity
-from planner.planning.packing import Job, Packing, Solver, pack
-from planner.planning.packing_why import Reasons, jobs_of
-from planner.planning.plan import (
+from planner.packing.capacity_search import training_capacity
+from planner.packing.pack import Job, Packing, Solver, pack
+from planner.packing.schedule import Placement
+from planner.packing.why import Reasons, jobs_of
+from planner.planfile.plan import (
     AdaptationPlan,
     Assumptions,
     ConfigFigures,
@@ -25,10 +25,9 @@ from planner.planning.plan import (
     PlanCampaign,
     Run,
 )
-from planner.planning.schedule import Placement
+from planner.planning import discipline
 from planner.planning.spare import spare_specs
 from planner.planning.summary import summarize
-from planner.spec.base import constructor
 from planner.spec.catalog import Card, Catalog
 from planner.spec.costs import Estimate, MeasuredFrom
 from planner.spec.matrix import Config, RunSpec, configs, expand, fmt_value, memory_budget
@@ -41,8 +40,6 @@ if TYPE_CHECKING:
     from planner.corpus.layout import Layout
     from planner.figures.measurements import Measurements
 
-new_run = constructor(Run)
-"""`Run.model_construct` for the runs a plan builds: one per matrix cell on every replan."""
 
 
 def provenance(m: Measurements) -> MeasuredFrom:
@@ -188,7 +185,7 @@ def _training_runs(preset: Preset, training: Training, cid: str, specs: list[Run
         )
         # Built from values of the right types, checked once where they came from: one
         # run per matrix cell, so validating each again is most of a replan's time.
-        (runs if i not in kept_whole else spare).append(new_run(
+        (runs if i not in kept_whole else spare).append(Run.model_construct(
             id=spec.id, kind=spec.kind, variant=cfg.name, factor=factor, value=value,
             seed=spec.seed, card=list(place.cards),
             start_h=round(place.start + offset, 4), end_h=round(place.end + offset, 4),
@@ -296,7 +293,7 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     another card are derived from their anchor (`planner.figures.estimates.figures_on`); `estimate`
     picks the end of their range planned on (`cautious`: the slow end). `solver`: the fast
     packer, or `cp-sat` (the `solve` extra) for a proven optimum within `time_limit_s`
-    (see `planner.planning.packing` for the objective). `cpu_step_times`: plan with step
+    (see `planner.packing.pack` for the objective). `cpu_step_times`: plan with step
     times measured on a CPU (else such measurements give only memory). `extra_variants`:
     whether the capacity counts the variants that would fit beside the asked seeds
     (`advise` ranks hundreds of orders without them). Raises InputError on bad input.

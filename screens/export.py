@@ -18,8 +18,8 @@ from textual.containers import Grid, Horizontal
 from textual.widgets import Button, Static, TabbedContent, TabPane, TextArea
 
 from planner.errors import InputError
-from planner.planning.export import order_toml, plan_toml, write_exports
-from planner.planning.plan import plan_id
+from planner.planfile.export import order_toml, plan_toml, write_exports
+from planner.planfile.plan import plan_id
 from planner.report.outline import outline
 from planner.spec.preset import OrderSpec
 from planner.tomlio import write_atomic

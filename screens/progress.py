@@ -19,9 +19,9 @@ from textual.binding import Binding
 from textual.widgets import Footer, Static
 
 from planner.errors import InputError
-from planner.planning.export import plan_toml
-from planner.planning.plan import Plan
-from planner.planning.replace import replace_together
+from planner.planfile.export import plan_toml
+from planner.planfile.plan import Plan
+from planner.planfile.replace import replace_together
 from planner.run.journal import History, Workspace, fold, read_events
 from planner.run.replan import Replan, replan
 from screens.confirm import Confirm

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from planner.errors import InputError
-from planner.planning.plan import Plan
+from planner.planfile.plan import Plan
 from planner.run.journal import History, Workspace
 from planner.run.live import live
 from planner.run.observe import Rate

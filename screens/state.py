@@ -19,9 +19,9 @@ from pydantic import BaseModel, ValidationError
 from planner.campaign import plan_campaign
 from planner.errors import InputError, from_validation
 from planner.figures.estimates import on_card
-from planner.planning.capacity import more_seeds
-from planner.planning.order import Order, make_contact, make_order
-from planner.planning.plan import Plan, with_overrides
+from planner.packing.capacity import more_seeds
+from planner.planfile.order import Order, make_contact, make_order
+from planner.planfile.plan import Plan, with_overrides
 from planner.spec.catalog import Catalog
 from planner.spec.loading import load_preset
 from planner.spec.overrides import Overrides, holding

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from planner.planning.plan import Plan
+from planner.planfile.plan import Plan
 from planner.planning.render import fit_words, gib, hours, measured_line, window
 from planner.spec.catalog import Card
 

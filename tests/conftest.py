@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import os
 import tomllib
 from datetime import UTC, datetime
 from importlib import resources
@@ -13,14 +12,19 @@ import pytest
 from hypothesis import settings
 
 from planner.campaign import plan_campaign
-from planner.planning.plan import Plan
+from planner.packing import witness
+from planner.planfile.plan import Plan
 from planner.spec.catalog import Catalog, load_catalog
 from planner.spec.loading import parse_preset
 
 CREATED = datetime(2026, 1, 1, tzinfo=UTC)
 
-# Every read of a plan in the tests is a full read, unless a test names a cache folder.
-os.environ.setdefault("CAMPAIGN_PLANNER_CACHE", "off")
+@pytest.fixture(autouse=True)
+def _no_schedule_kept_from_another_test() -> None:
+    """Each test packs from scratch: a capacity proved in an earlier test of the same process
+    would otherwise hand `pack` its schedule (planner.packing.witness), and a test's result
+    would depend on which tests ran before it."""
+    witness.forget()
 
 # No example has a deadline: on a loaded machine, or beside other workers, a slow example
 # is load, not a bug. Loaded here, before any test module builds its own settings from it.

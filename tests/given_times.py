@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from planner.planning.plan import Plan
+from planner.planfile.plan import Plan
 from planner.run.observe import planned_step_s
 
 Event = dict[str, Any]

@@ -9,8 +9,8 @@ import math
 import random
 from collections.abc import Sequence
 
-from planner.planning.packing import EPS_H, Job, Key, score
-from planner.planning.schedule import Placement
+from planner.packing.pack import EPS_H, Job, Key, score
+from planner.packing.schedule import Placement
 
 
 def instance(rng: random.Random, *, max_jobs: int = 8, wide: bool = True,

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from planner.planning.plan import Plan
+from planner.planfile.plan import Plan
 from planner.run.params import plan_fingerprint, run_fingerprint, run_parameters
 from planner.run.procs import identity
 from tests.run_fixtures import harness as h

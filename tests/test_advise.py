@@ -13,7 +13,7 @@ from planner.advise.model import Space
 from planner.advise.search import advise, order_preset
 from planner.campaign import plan_campaign
 from planner.figures.estimates import on_card
-from planner.planning.plan import Plan
+from planner.planfile.plan import Plan
 from planner.spec.catalog import Catalog, load_catalog
 from planner.spec.loading import load_preset, parse_preset
 from planner.spec.preset import Preset

@@ -14,7 +14,7 @@ from planner.cli.main import main
 from planner.figures.analytic_tier import analytic_on
 from planner.figures.calibration import load_calibration, speedup, tau
 from planner.figures.estimates import on_card
-from planner.planning.export import plan_toml
+from planner.planfile.export import plan_toml
 from planner.spec.catalog import load_catalog
 from planner.spec.costs import Figure
 from planner.spec.loading import load_preset

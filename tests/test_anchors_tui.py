@@ -7,7 +7,7 @@ from typing import Any
 
 from textual.widgets import DataTable
 
-from planner.planning.export import plan_toml
+from planner.planfile.export import plan_toml
 from screens import state
 from tests.test_tui import SIZE, make_app
 

@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planner.campaign import plan_campaign
-from planner.planning.capacity import SetTemplate, more_seeds, sets_bound
-from planner.planning.capacity_search import training_capacity
-from planner.planning.export import plan_toml, read_plan
-from planner.planning.packing import EPS_H, Job, pack
+from planner.packing.capacity import SetTemplate, more_seeds, sets_bound
+from planner.packing.capacity_search import training_capacity
+from planner.packing.pack import EPS_H, Job, pack
+from planner.planfile.export import plan_toml, read_plan
 from planner.planning.render import render
 from planner.spec.catalog import load_catalog
 from planner.spec.loading import parse_preset
@@ -124,7 +124,7 @@ def test_extra_variants_fit_beside_the_asked_sets(seed: int) -> None:
     if not cap.seed_sets:
         assert cap.extra_variants == 0
         return
-    from planner.planning.capacity_search import SetSearch
+    from planner.packing.capacity_search import SetSearch
 
     search = SetSearch(jobs, n_cards, horizon)
     run, evals = search.median_variant()
@@ -266,7 +266,7 @@ def test_cp_sat_proves_what_the_fast_bound_cannot() -> None:
 @given(st.integers(0, 60), st.integers(0, 60), st.integers(0, 60), st.integers(-5, 70))
 def test_climb_finds_the_largest_count_that_fits(lo: int, truth: int, hi: int,
                                                  hint: int) -> None:
-    from planner.planning.capacity_search import climb
+    from planner.packing.capacity_search import climb
 
     lo, truth, hi = sorted((lo, truth, hi))
     tried: list[int] = []
@@ -284,7 +284,7 @@ def test_climb_finds_the_largest_count_that_fits(lo: int, truth: int, hi: int,
        st.floats(5.0, 20.0))
 def test_the_bin_packing_bound_is_never_below_a_schedule(durations: list[float],
                                                          n_cards: int, horizon: float) -> None:
-    from planner.planning.capacity import room_for
+    from planner.packing.capacity import room_for
 
     unit = [Job(round(d, 2), 1, 0) for d in durations]
     bound = room_for([], unit, n_cards, horizon, 10)

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-import planner.planning.packing_fast as packing_fast
+import planner.packing.fast as packing_fast
 from planner.campaign import plan_campaign
-from planner.planning import witness
-from planner.planning.objective import Job
-from planner.planning.schedule import Placement
+from planner.packing import witness
+from planner.packing.objective import Job
+from planner.packing.schedule import Placement
 from planner.spec.catalog import load_catalog
 from planner.spec.loading import parse_preset
 from screens import state

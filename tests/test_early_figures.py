@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from planner.planning.export import read_plan
-from planner.planning.plan import Plan, Run
+from planner.planfile.export import read_plan
+from planner.planfile.plan import Plan, Run
 from planner.run.journal import Workspace, fold, read_events
 from planner.run.procs import identity
 from planner.run.progress import Sampler, progress_path

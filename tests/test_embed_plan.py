@@ -12,7 +12,7 @@ import pytest
 from planner.cli.main import main
 from planner.corpus.shardlist import read_shard_list, shard_lines
 from planner.corpus.tokens import file_sha256
-from planner.planning.export import read_plan
+from planner.planfile.export import read_plan
 
 
 def corpus(tmp_path: Path, n: int = 120, seed: int = 3) -> Path:

@@ -155,7 +155,7 @@ def test_a_missing_backend_on_the_rented_machine_is_named(
 def test_the_plans_token_counts_are_the_workers_prompt_included(
         campaign: dict[str, Any]) -> None:
     from planner.corpus.shardlist import read_shard_list
-    from planner.planning.export import read_plan
+    from planner.planfile.export import read_plan
 
     plan = campaign["plan"]
     assert main(["embed", str(plan), "--quiet"]) == 0  # finished shards are skipped

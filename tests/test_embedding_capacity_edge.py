@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from planner.campaign import plan_campaign
-from planner.planning.plan import Plan
+from planner.planfile.plan import Plan
 from planner.spec.catalog import load_catalog
 from planner.spec.loading import parse_preset
 from tests.conftest import CREATED, shipped

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from planner.cli.main import main
-from planner.planning import replace
+from planner.planfile import replace
 from tests.run_fixtures import harness as h
 
 

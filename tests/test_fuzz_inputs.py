@@ -249,7 +249,7 @@ PLAN_TEXT = [*NASTY_TEXT, "x\x1b[2J", "x\ry", "x\ttab", "\x00", "sh", "-c", "/bi
 def test_mutated_plan_commands_and_names(planned: Path, data: st.DataObject) -> None:
     """Edits of what names and starts runs: read back, either refused in one line or
     consistent (each command the display of its argument vector)."""
-    from planner.planning.export import read_plan
+    from planner.planfile.export import read_plan
     from planner.spec.templates import display
 
     plan = tomllib.loads(planned.read_text())

@@ -34,7 +34,7 @@ def test_exports_match_golden(tmp_path: Path, preset: str) -> None:
 @pytest.mark.parametrize("preset", ["ablation-30d", "embedding-30d", "adaptation-30d"])
 def test_plan_toml_reads_back_to_the_same_plan(tmp_path: Path, preset: str) -> None:
     from planner.campaign import plan_campaign
-    from planner.planning.export import plan_toml, read_plan
+    from planner.planfile.export import plan_toml, read_plan
     from planner.spec.catalog import load_catalog
     from planner.spec.loading import load_preset
 
@@ -47,7 +47,7 @@ def test_plan_toml_reads_back_to_the_same_plan(tmp_path: Path, preset: str) -> N
 
 def test_read_plan_names_file_and_field(tmp_path: Path) -> None:
     from planner.errors import InputError
-    from planner.planning.export import read_plan
+    from planner.planfile.export import read_plan
 
     path = tmp_path / "plan.toml"
     path.write_text("[campaign]\nid = 3\n")

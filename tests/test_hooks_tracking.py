@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from planner.hooks import env
-from planner.planning.plan import Plan, Run
+from planner.planfile.plan import Plan, Run
 from planner.run.procs import run_env
 from planner.run.slurm_task import FUNCTIONS
 from planner.run.tracking import TRACKED, tracking_env

@@ -10,7 +10,7 @@ import tomli_w
 
 from planner.cli.main import main
 from planner.figures.measurements import load_measurements
-from planner.planning.export import read_plan
+from planner.planfile.export import read_plan
 from tests.conftest import shipped
 
 TINY = {"reference": "transformer", "d_model": 32, "layers": 1, "heads": 2, "seq_len": 16,

@@ -31,7 +31,7 @@ from planner.figures.measurements import (
 )
 from planner.figures.scaling import analytic_step_time, mfu_flags, scale_step_time
 from planner.measure.stack import check_stack, kernel_support
-from planner.planning.export import plan_toml, read_plan
+from planner.planfile.export import plan_toml, read_plan
 from planner.spec.catalog import Dtype, load_catalog
 from planner.spec.loading import load_preset
 from planner.spec.preset import Preset

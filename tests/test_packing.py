@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner.planning.packing import Job, capacity_bound, counts, pack, score
-from planner.planning.packing_fast import pack_fast, serial
-from planner.planning.schedule import schedule
+from planner.packing.fast import pack_fast, serial
+from planner.packing.pack import Job, capacity_bound, counts, pack, score
+from planner.packing.schedule import schedule
 from tests.packing_oracle import check, instance, optimum
 
 FAMILIES = [dict(wide=False, evals=False), dict(wide=True, evals=False),

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner.planning.objective import Job, counts, score
-from planner.planning.packing import pack
-from planner.planning.packing_bounds import cannot_fit
-from planner.planning.packing_sets import sets_fit
+from planner.packing.bounds import cannot_fit
+from planner.packing.objective import Job, counts, score
+from planner.packing.pack import pack
+from planner.packing.sets import sets_fit
 from tests.packing_oracle import check, instance, optimum
 
 RUN_H = 720.0072 / 3600  # five of them fill a 1.00001 h window to 0.1 ms
@@ -48,7 +48,7 @@ def test_the_exact_packer_alone_claims_no_false_optimum(run_h: float) -> None:
     # Without the fast packing to start from: a search on durations rounded up holds at
     # most four; only a bound on durations rounded down may be claimed.
     pytest.importorskip("ortools")
-    from planner.planning.packing_cpsat import pack_cp_sat
+    from planner.packing.cpsat import pack_cp_sat
 
     jobs, horizon = _filled(run_h)
     got = pack_cp_sat(jobs, 1, horizon, [None] * len(jobs), len(jobs), _soon())
@@ -128,8 +128,8 @@ def test_every_seed_set_where_a_tight_packing_holds_them() -> None:
 
 
 def test_a_reason_never_reads_as_if_the_run_fits() -> None:
-    from planner.planning.objective import Packing, Placement
-    from planner.planning.packing_why import Reasons
+    from planner.packing.objective import Packing, Placement
+    from planner.packing.why import Reasons
 
     # 0.19999 h idle at the end of a card; the left-out run needs 0.2 h.
     jobs = [Job(0.80001, 1, 0), Job(0.2, 1, 1)]
@@ -146,8 +146,8 @@ def test_sets_fit_without_the_solver_loads_no_optimizer() -> None:
     import sys
 
     code = ("import sys, time\n"
-            "from planner.planning.objective import Job\n"
-            "from planner.planning.packing_sets import sets_fit\n"
+            "from planner.packing.objective import Job\n"
+            "from planner.packing.sets import sets_fit\n"
             "jobs = [Job(d, 1, s) for s in range(5)\n"
             "        for d in (122.457, 164.408, 31.359, 41.225, 156.973)]\n"
             "print(sets_fit(jobs, 3, 861.001, time.monotonic() + 10, solver=False),\n"

@@ -17,12 +17,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner.planning.capacity import SetTemplate
-from planner.planning.capacity_search import training_capacity
-from planner.planning.objective import Key
-from planner.planning.packing import Job, counts, pack, score
-from planner.planning.packing_fast import pack_fast
-from planner.planning.witness import recall
+from planner.packing.capacity import SetTemplate
+from planner.packing.capacity_search import training_capacity
+from planner.packing.fast import pack_fast
+from planner.packing.objective import Key
+from planner.packing.pack import Job, counts, pack, score
+from planner.packing.witness import recall
 from tests.packing_oracle import campaign, check, optimum
 
 SHARE_CASES = 60
@@ -107,7 +107,7 @@ def test_the_capacity_witness_plans_whole(seed: int) -> None:
 
 
 def _have_ortools() -> bool:
-    from planner.planning.packing import have_cp_sat
+    from planner.packing.pack import have_cp_sat
 
     return have_cp_sat()
 

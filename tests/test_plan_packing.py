@@ -12,7 +12,7 @@ import tomli_w
 
 from planner.campaign import plan_campaign
 from planner.cli.main import main
-from planner.planning.plan import Plan
+from planner.planfile.plan import Plan
 from planner.planning.render import fit_words
 from planner.spec.catalog import load_catalog
 from planner.spec.loading import parse_preset
@@ -110,8 +110,8 @@ def test_cli_solver_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
 
 def test_cli_cp_sat_without_ortools(monkeypatch: pytest.MonkeyPatch,
                                     capsys: pytest.CaptureFixture[str]) -> None:
-    import planner.planning.packing
+    import planner.packing.pack
 
-    monkeypatch.setattr(planner.planning.packing, "have_cp_sat", lambda: False)
+    monkeypatch.setattr(planner.packing.pack, "have_cp_sat", lambda: False)
     assert main(["--preset", "ablation-7d", "--solver", "cp-sat"]) == 2
     assert "--solver" in capsys.readouterr().err

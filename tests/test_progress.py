@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from planner.cli.watch import HOME_CLEAR, watch
-from planner.planning.export import read_plan
+from planner.planfile.export import read_plan
 from planner.run.journal import Workspace, fold, read_events
 from planner.run.progress import (
     EARLY_S,

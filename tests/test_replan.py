@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.planning.export import plan_toml, read_plan
+from planner.planfile.export import plan_toml, read_plan
 from planner.run.journal import Workspace, fold, read_events
 from planner.run.replan import replan
 from tests.replan_support import T0, JournalWriter, preset

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from planner.errors import InputError
-from planner.planning.export import plan_toml, read_plan
+from planner.planfile.export import plan_toml, read_plan
 from tests.replan_support import T0, JournalWriter, preset
 from tests.run_fixtures import harness as h
 

@@ -8,8 +8,8 @@ import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
-from planner.planning.export import read_plan
-from planner.planning.plan import plan_id
+from planner.planfile.export import read_plan
+from planner.planfile.plan import plan_id
 from planner.run.params import plan_fingerprint, run_parameters
 from tests.replan_support import T0, JournalWriter, preset
 from tests.run_fixtures import harness as h

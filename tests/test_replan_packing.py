@@ -12,9 +12,9 @@ from dataclasses import replace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner.planning.packing import EPS_H, Job, pack, score
+from planner.packing.pack import EPS_H, Job, pack, score
+from planner.packing.schedule import Placement
 from planner.planning.replan import Left, pack_rest
-from planner.planning.schedule import Placement
 
 
 @st.composite

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.planning.export import read_plan
+from planner.planfile.export import read_plan
 from planner.run.journal import Workspace, fold, read_events
 from planner.run.observe import retimed_h
 from planner.run.params import run_fingerprint

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from planner.cli.main import main
-from planner.planning.export import read_plan
+from planner.planfile.export import read_plan
 from planner.run.params import run_fingerprint
 from tests.conftest import plan_dict, shipped
 

@@ -11,8 +11,8 @@ import pytest
 import tomli_w
 
 from planner.cli.main import main
-from planner.planning.export import read_plan
-from planner.planning.plan import Plan, Run
+from planner.planfile.export import read_plan
+from planner.planfile.plan import Plan, Run
 from tests.browser import chromium, open_page, png_size, screenshot
 from tests.conftest import shipped
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from planner.cli.main import main
-from planner.planning.export import read_plan
+from planner.planfile.export import read_plan
 from planner.run.params import run_fingerprint
 from tests.test_report import CREATED, export, figure_json
 

@@ -9,7 +9,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from planner.planning.plan import Run
+from planner.planfile.plan import Run
 from planner.run.params import manifest_text
 from tests.run_fixtures import harness as h
 

@@ -7,7 +7,7 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner.planning.schedule import Placement, card_free_times, schedule
+from planner.packing.schedule import Placement, card_free_times, schedule
 
 EPS = 1e-9
 

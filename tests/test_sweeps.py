@@ -12,7 +12,7 @@ import tomli_w
 from planner.campaign import fingerprint, plan_campaign
 from planner.cli.main import main
 from planner.errors import InputError
-from planner.planning.export import read_plan
+from planner.planfile.export import read_plan
 from planner.spec.catalog import load_catalog
 from planner.spec.loading import parse_preset
 from planner.spec.preset import Preset

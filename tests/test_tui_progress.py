@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from planner.planning.export import plan_toml, read_plan
-from planner.planning.plan import plan_id
+from planner.planfile.export import plan_toml, read_plan
+from planner.planfile.plan import plan_id
 from planner.run.journal import Workspace, fold, read_events
 from planner.run.params import plan_fingerprint, run_fingerprint, run_parameters
 from planner.run.replan import replan

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from planner.errors import InputError
-from planner.planning.capacity import more_seeds
-from planner.planning.plan import Plan
+from planner.packing.capacity import more_seeds
+from planner.planfile.plan import Plan
 from planner.spec.matrix import run_hours
 from planner.spec.preset import Preset, Training
 from planner.spec.training import MAX_SEEDS
@@ -83,7 +83,7 @@ def check_goal(goal: Goal, preset: Preset, field: str = "--goal") -> None:
 
 def goal_preset(goal: Goal, preset: Preset) -> Preset:
     """The campaign the goal is planned on: `seeds:K` beyond the preset's seeds extends its
-    seed list (ids continuing it, `planner.planning.capacity.more_seeds`); any other goal
+    seed list (ids continuing it, `planner.packing.capacity.more_seeds`); any other goal
     plans the preset as it is."""
     training = preset.training
     if goal.kind != "seeds" or training is None or goal.count <= len(training.seeds):

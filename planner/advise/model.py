@@ -60,7 +60,7 @@ class Option(Lax):
     """Seeds in the campaign (None for embedding)."""
     seed_sets: int | None = None
     """Complete seed sets the order holds, beyond the campaign's seeds too (its capacity,
-    `planner.planning.capacity`; None for embedding)."""
+    `planner.packing.capacity`; None for embedding)."""
     first_complete_seed_end_h: float | None
     """Hour the first complete seed set ends (None when no seed set completes)."""
     makespan_h: float

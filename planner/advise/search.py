@@ -20,7 +20,7 @@ from planner.campaign import plan_campaign
 from planner.errors import InputError
 from planner.figures.estimates import DEFAULT_ESTIMATE, on_card
 from planner.figures.measurements import Measurements
-from planner.planning.plan import Plan
+from planner.planfile.plan import Plan
 from planner.spec.catalog import Card, Catalog
 from planner.spec.costs import Estimate
 from planner.spec.preset import Preset

@@ -183,9 +183,9 @@ def _export(result: Advice, pick: int, preset: Preset, catalog: Catalog,
             changed: list[str]) -> list[Path]:
     """Write option `pick` as `campaign-planner --preset <that order> --out` would, naming
     the command line's overrides (`changed`) in its assumptions."""
-    from planner.planning.export import write_exports
-    from planner.planning.order import make_order
-    from planner.planning.plan import with_overrides
+    from planner.planfile.export import write_exports
+    from planner.planfile.order import make_order
+    from planner.planfile.plan import with_overrides
 
     if not result.options:
         raise InputError(f"no order meets the goal {result.goal!r}: nothing written",

@@ -34,7 +34,7 @@ def created_at(text: str | None) -> datetime | None:
 
 def contact_of(name: str | None, email: str | None) -> Contact | None:
     """The order's contact from `--contact-name` and `--contact-email`, or None."""
-    from planner.planning.order import make_contact
+    from planner.planfile.order import make_contact
 
     return make_contact(name, email, name_field="--contact-name", email_field="--contact-email",
                         both="give both --contact-name and --contact-email")

@@ -12,7 +12,7 @@ from planner.cli.args import Parser
 from planner.errors import InputError
 
 if TYPE_CHECKING:
-    from planner.planning.plan import Plan
+    from planner.planfile.plan import Plan
     from planner.run.cloud import Launch
 
 INSTALL_HELP = ("what pip installs to bring the planner onto the machine (default: "

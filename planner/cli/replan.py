@@ -35,8 +35,8 @@ def parser() -> Parser:
 def main(argv: Sequence[str]) -> int:
     """Write a revision of PLAN; print what changed."""
     args = parser().parse_args(argv)
-    from planner.planning.export import plan_toml
-    from planner.planning.replace import replace_together
+    from planner.planfile.export import plan_toml
+    from planner.planfile.replace import replace_together
     from planner.run.journal import fold, read_events
     from planner.run.replan import check_journal, replan
     from planner.run.replan_text import render

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from planner.errors import InputError
 
 if TYPE_CHECKING:
-    from planner.planning.plan import Plan
+    from planner.planfile.plan import Plan
     from planner.report.actual import Actual
 
 
@@ -81,7 +81,7 @@ def _from_preset(args: Namespace) -> Plan:
     and named in its assumptions, as the plan command plans it."""
     from planner.campaign import plan_campaign
     from planner.cli.args import created_at, what_if
-    from planner.planning.plan import with_overrides
+    from planner.planfile.plan import with_overrides
     from planner.spec.catalog import load_catalog
     from planner.spec.loading import load_preset
     from planner.spec.overrides import apply_overrides

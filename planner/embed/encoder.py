@@ -17,7 +17,7 @@ from planner.embed.shared import DTYPES, fingerprint_of, model_folder, pick_devi
 from planner.errors import InputError
 
 if TYPE_CHECKING:
-    from planner.planning.plan import EmbeddingPlan
+    from planner.planfile.plan import EmbeddingPlan
     from planner.spec.embedding import Embedding
 
 

@@ -24,8 +24,8 @@ from planner.embed.calibration import calibrate
 from planner.embed.formats import Vectors, quantize
 from planner.embed.manifest import ExportDir, Manifest, ShardDone
 from planner.errors import InputError
-from planner.planning.export import read_plan
-from planner.planning.plan import EmbeddingPlan, Plan
+from planner.planfile.export import read_plan
+from planner.planfile.plan import EmbeddingPlan, Plan
 
 
 @dataclass

@@ -1,3 +1,3 @@
-"""Packing a campaign into the window and the files that come out of it: discipline
-checks, the schedule and its packers, the plan and order models, export and the text for
-people. `planner.campaign.plan_campaign` puts these together."""
+"""Planning a campaign from its packing: the one-factor discipline, the embedding
+campaign's split, a replan of what is left, the runs kept aside, the summary and the text
+for people. `planner.campaign.plan_campaign` puts these together."""

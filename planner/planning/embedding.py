@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 from planner.corpus import lengths
 from planner.corpus.outputs import CorpusPlan, PartFigures
 from planner.errors import InputError
-from planner.planning.embedding_capacity import embedding_capacity
-from planner.planning.plan import Assumptions, NotFitting, Plan, PlanCampaign, Run
-from planner.planning.plan_embedding import BatchingFigures, EmbeddingPlan
-from planner.planning.schedule import schedule
+from planner.packing.embedding_capacity import embedding_capacity
+from planner.packing.schedule import schedule
+from planner.planfile.embedding import BatchingFigures, EmbeddingPlan
+from planner.planfile.plan import Assumptions, NotFitting, Plan, PlanCampaign, Run
 from planner.planning.summary import summary_figures
 from planner.spec.catalog import Card
 from planner.spec.preset import Embedding, Preset

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import humanize
 
-from planner.planning.plan import Plan
+from planner.planfile.plan import Plan
 
 
 def hours(h: float) -> str:

@@ -1,7 +1,7 @@
 """Packing what is left of a campaign into the rest of its window.
 
 The runs left are packed with the plan's own packer and objective (complete seed sets
-first, `planner.planning.packing.pack`) on every card, each from the hour it frees. While
+first, `planner.packing.pack.pack`) on every card, each from the hour it frees. While
 runs still run, three packings are made and the best under that objective is kept:
 
 - the packer on the cards free now, the runs it leaves out then going onto the earliest
@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from planner.planning.packing import EPS_H, Job, pack, score
-from planner.planning.schedule import Placement, card_free_times
+from planner.packing.pack import EPS_H, Job, pack, score
+from planner.packing.schedule import Placement, card_free_times
 
 
 @dataclass(frozen=True)

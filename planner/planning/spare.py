@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from planner.planning.schedule import Placement
+from planner.packing.schedule import Placement
 from planner.spec.matrix import RunSpec
 
 

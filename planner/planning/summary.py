@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from planner.planning.packing import Packing
-from planner.planning.plan import Run, Summary, TableRow
+from planner.packing.pack import Packing
+from planner.planfile.plan import Run, Summary, TableRow
 from planner.spec.matrix import Config, RunSpec
 from planner.spec.preset import Preset, Training
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planner.planning.plan import Plan
+from planner.planfile.plan import Plan
 from planner.report.bars import hours
 from planner.run.journal import Workspace, fold, read_events
 from planner.run.status import summarize

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from planner.planning.plan import ConfigFigures, Plan, Run
+from planner.planfile.plan import ConfigFigures, Plan, Run
 
 
 class Bar(NamedTuple):

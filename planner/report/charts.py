@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.planning.plan import Plan
+from planner.planfile.plan import Plan
 from planner.report.bars import groups, markup_safe
 from planner.report.palette import colour_of
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from planner.planning.plan import Plan
+from planner.planfile.plan import Plan
 from planner.report.bars import Bar, bars, groups, hours, markup_safe, provenance
 from planner.report.palette import colour_of
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from planner.planning.plan import Plan
+from planner.planfile.plan import Plan
 
 
 def outline(plan: Plan) -> str:

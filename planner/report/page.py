@@ -6,7 +6,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from planner.planning.plan import Plan
+from planner.planfile.plan import Plan
 from planner.report import charts
 from planner.report.actual import Actual
 from planner.report.gantt import gantt

@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 from typing import Literal
 
-from planner.planning.plan import Plan
+from planner.planfile.plan import Plan
 from planner.report.bars import bars, groups, plain_text
 from planner.report.palette import colour_of
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from planner.errors import InputError
-from planner.planning.plan import Plan
+from planner.planfile.plan import Plan
 from planner.tomlio import write_bytes_atomic
 
 if TYPE_CHECKING:

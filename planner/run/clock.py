@@ -8,7 +8,7 @@ from operator import attrgetter, sub
 from pathlib import Path
 from typing import Any
 
-from planner.planning.plan import Plan, Run
+from planner.planfile.plan import Plan, Run
 from planner.run.journal import RunRecord
 from planner.run.observe import (
     Rate,

@@ -17,8 +17,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from planner.errors import InputError, from_validation
-from planner.planning.order import Order
-from planner.planning.plan import Plan, Run
+from planner.planfile.order import Order
+from planner.planfile.plan import Plan, Run
 from planner.spec.catalog import Card
 from planner.tomlio import read_toml
 

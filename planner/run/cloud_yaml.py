@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from planner.planning.plan import Plan, Run
+from planner.planfile.plan import Plan, Run
 from planner.run.cloud import MOUNT, Launch, resource_name
 
 PER_RUN_NOTE = (

@@ -19,7 +19,7 @@ from typing import Any, TextIO
 
 from planner.errors import InputError
 from planner.nofollow import LinkRefused
-from planner.planning.plan import Plan, Run
+from planner.planfile.plan import Plan, Run
 from planner.run.journal import History, Journal, RunRecord, Workspace
 from planner.run.launch import go, spawn
 from planner.run.once import done_words, read_done

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.nofollow import append_fd, ensure_dir
-from planner.planning.plan import Run
+from planner.planfile.plan import Run
 from planner.run.journal import Workspace
 from planner.run.once import done_path
 from planner.run.params import run_fingerprint

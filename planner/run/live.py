@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from operator import attrgetter
 from pathlib import Path
 
-from planner.planning.plan import Plan, Run
+from planner.planfile.plan import Plan, Run
 from planner.run.journal import History, RunRecord, Workspace
 from planner.run.observe import Rate, rates, with_done_records
 from planner.run.once import folders_present

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.nofollow import LinkRefused
-from planner.planning.plan import Plan, Run
+from planner.planfile.plan import Plan, Run
 from planner.run.journal import RunRecord
 from planner.run.once import folders_present, read_done
 from planner.run.params import run_fingerprint

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.nofollow import LinkRefused, ensure_dir, open_file
-from planner.planning.plan import Run
+from planner.planfile.plan import Run
 
 DONE_SLOT_BYTES = 1024
 """Size of a done record: the JSON object, padded with blanks."""

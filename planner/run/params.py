@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from planner.errors import InputError
-from planner.planning import plan_text
-from planner.planning.plan import Plan, Run
+from planner.planfile import text as plan_text
+from planner.planfile.plan import Plan, Run
 from planner.tomlio import read_toml, write_atomic
 
 PARAMETERS = ("id", "kind", "variant", "factor", "value", "seed", "version", "shard", "steps",

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from planner.errors import InputError
 from planner.nofollow import ensure_dir, open_file
-from planner.planning.export import read_plan
-from planner.planning.plan import Plan, plan_id
+from planner.planfile.export import read_plan
+from planner.planfile.plan import Plan, plan_id
 from planner.run.journal import History, Journal, Workspace, fold, read_events
 from planner.run.once import folders_present
 from planner.run.params import (

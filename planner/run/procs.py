@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.hooks.env import RUN_TOKEN
-from planner.planning.plan import Run
+from planner.planfile.plan import Run
 from planner.run.once import lock_held, lock_path, run_lock
 from planner.run.progress import progress_path
 from planner.run.tracking import tracking_env

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from planner.hooks.env import PROGRESS
-from planner.planning.plan import Run
+from planner.planfile.plan import Run
 from planner.spec import bounds
 
 ENV = PROGRESS

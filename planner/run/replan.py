@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planner.errors import InputError
-from planner.planning.plan import NotFitting, Plan, Run, TableRow, plan_id
+from planner.planfile.plan import NotFitting, Plan, Run, TableRow, plan_id
 from planner.planning.replan import Left, pack_rest
 from planner.run.clock import capacity_left
 from planner.run.journal import History, RunRecord, Workspace

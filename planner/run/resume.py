@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planner.planning.plan import Run
+from planner.planfile.plan import Run
 from planner.run.journal import RunRecord
 from planner.run.progress import Report, progress_path, read_report
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planner.planning.plan import Run
+from planner.planfile.plan import Run
 from planner.run.procs import signal_group
 from planner.run.progress import Sampler, event_fields
 from planner.run.resume import NONE, Resume, ignored

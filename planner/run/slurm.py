@@ -21,8 +21,8 @@ from functools import partial
 from pathlib import Path
 
 from planner.errors import InputError
-from planner.planning.plan import Plan, Run
-from planner.planning.replace import replace_together
+from planner.planfile.plan import Plan, Run
+from planner.planfile.replace import replace_together
 from planner.run import slurm_options as options
 from planner.run.journal import RUN_DIR
 from planner.run.params import manifest_text

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from planner.planning.plan import Run
+from planner.planfile.plan import Run
 from planner.run.once import done_path
 from planner.run.params import run_fingerprint
 

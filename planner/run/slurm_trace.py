@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from planner.planning.plan import Plan, Run
+from planner.planfile.plan import Plan, Run
 from planner.run.journal import History, RunRecord, shape_problem
 from planner.run.once import folders_present, lock_path, run_folder
 from planner.run.params import run_fingerprint

@@ -20,7 +20,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from planner.planning.plan import Run
+from planner.planfile.plan import Run
 
 TRACKED = ("WANDB_RUN_GROUP", "WANDB_NAME", "WANDB_RUN_ID", "WANDB_RESUME",
            "MLFLOW_EXPERIMENT_NAME", "MLFLOW_TAGS", "TENSORBOARD_LOGGING_DIR")

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from planner.planning.plan import Run
+from planner.planfile.plan import Run
 from planner.run.procs import run_env, signal_group
 from planner.run.progress import progress_path, read_report
 from planner.run.trial_device import MemoryWatch, Nvml

@@ -11,7 +11,7 @@ from textual import events
 from textual.binding import Binding
 from textual.message import Message
 
-from planner.planning.plan import Plan, Run
+from planner.planfile.plan import Plan, Run
 from screens.widgets.gantt_draw import View, draw, per_card, run_at
 from screens.widgets.lines import Lines
 

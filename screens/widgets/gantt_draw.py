@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from rich.style import Style
 from rich.text import Text
 
-from planner.planning.plan import Plan, Run
+from planner.planfile.plan import Plan, Run
 
 PALETTE = ("#3b82f6", "#10b981", "#f59e0b", "#8b5cf6", "#ef4444", "#06b6d4", "#84cc16",
            "#ec4899", "#64748b", "#14b8a6")

@@ -6,7 +6,7 @@ import textwrap
 
 from rich.text import Span, Text
 
-from planner.planning.plan import ConfigFigures, Plan
+from planner.planfile.plan import ConfigFigures, Plan
 from screens.widgets.lines import Line, Lines
 from screens.widgets.sources import shorten
 

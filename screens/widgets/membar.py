@@ -7,7 +7,7 @@ import textwrap
 
 from rich.text import Text
 
-from planner.planning.plan import ConfigFigures, Plan
+from planner.planfile.plan import ConfigFigures, Plan
 from screens.widgets.lines import Lines
 from screens.widgets.sources import shorten
 

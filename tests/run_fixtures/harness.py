@@ -16,8 +16,8 @@ from typing import Any
 import tomli_w
 
 from planner.cli.main import main as planner_main
-from planner.planning.export import read_plan
-from planner.planning.plan import Plan, Run
+from planner.planfile.export import read_plan
+from planner.planfile.plan import Plan, Run
 from tests.run_fixtures.train import expected_state
 
 HERE = Path(__file__).parent

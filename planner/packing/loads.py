@@ -8,7 +8,7 @@ CP-SAT (imported only here), either over the card patterns (how many cards take 
 which has no symmetry between cards and the strong bound of the configuration linear
 program, or, when there are too many patterns to list, over each card's count of each
 kind, cards in falling order of load. Lengths are whole grid units
-(`planner.planning.packing_model`): rounded up for a packing to build on, rounded down
+(`planner.packing.model`): rounded up for a packing to build on, rounded down
 for a proof that nothing fits.
 """
 
@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from planner.planning.packing_model import deterministic
+from planner.packing.model import deterministic
 
 PATTERN_LIMIT = 5_000
 """Most card patterns listed; beyond it, the per-card model."""

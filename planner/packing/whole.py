@@ -9,7 +9,7 @@ on; it completes sets that a list scheduler, which spreads the same runs over th
 freed first (worst fit), leaves one run short. A thousand runs take milliseconds.
 
 The answer is where each run starts (`{job index: start}`), for the fast packer to pin and
-fill the rest of the window around (`planner.planning.packing_fast`), or None when the
+fill the rest of the window around (`planner.packing.fast`), or None when the
 heuristic does not fit the K sets whole (which proves nothing).
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 
-from planner.planning.objective import EPS_H, Job
+from planner.packing.objective import EPS_H, Job
 
 MAX_TRIES = 8
 """Set counts tried by halving below the most that may fit: each is a pass over the runs."""

@@ -19,8 +19,8 @@ import time
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from planner.planning.objective import EPS_H, Job
-from planner.planning.schedule import Placement
+from planner.packing.objective import EPS_H, Job
+from planner.packing.schedule import Placement
 
 SCALES = (60, 3600, 3_600_000, 36_000_000)
 """Solver time units per hour tried for an exact grid, coarsest first."""

@@ -1,5 +1,5 @@
 """What a packing is and how two packings compare: the jobs to place, the lexicographic key
-of the objective written out in `planner.planning.packing`, and the bounds both packers
+of the objective written out in `planner.packing.pack`, and the bounds both packers
 share."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import Literal, NamedTuple
 
-from planner.planning.schedule import EPS_H, Placement
+from planner.packing.schedule import EPS_H, Placement
 
 __all__ = ["EPS_H", "Job", "Key", "Packing", "Placement", "Solver", "capacity_bound", "counts",
            "runnable", "score", "trivially_optimal"]

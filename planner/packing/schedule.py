@@ -3,7 +3,7 @@
 Runs are taken in the order given and each goes onto the cards that free up earliest. A
 run that cannot end inside the horizon is left out, and a later, shorter run may still take
 the idle tail it leaves. This is what the executor does with a plan's runs, so `status`
-projects the work left with it; plans are packed by `planner.planning.packing`, which is never worse
+projects the work left with it; plans are packed by `planner.packing.pack`, which is never worse
 than this scheduler on the same runs.
 """
 

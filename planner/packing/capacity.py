@@ -1,7 +1,7 @@
 """How much the window holds: complete seed sets, extra variants, representation versions.
 
 A seed set is one seed's whole matrix: the baseline, every variant, and their evaluations.
-The training search packs whole sets with the packer (`planner.planning.packing.pack`) and
+The training search packs whole sets with the packer (`planner.packing.pack.pack`) and
 brackets the answer between a set count it has placed and one no schedule can reach:
 
 - the lower end is the asked sets when they all fit, else the leading sets the plan's own
@@ -11,7 +11,7 @@ brackets the answer between a set count it has placed and one no schedule can re
   count fits whose runs need more than tracks × window hours (each track may overrun by
   `EPS_H`), nor one that puts more than m runs longer than window ÷ (m + 1) on each track,
   for any m; nor, for runs of one width, one whose durations the tracks cannot hold as
-  bins (`planner.planning.binpack_bound`).
+  bins (`planner.packing.binpack_bound`).
 
 The search packs the upper end first (most plans reach it, which proves the answer), then
 halves the interval. With `cp-sat` a count the fast packer cannot prove is proven by asking
@@ -24,7 +24,7 @@ import bisect
 import math
 from collections.abc import Sequence
 
-from planner.planning.objective import EPS_H, Job, runnable
+from planner.packing.objective import EPS_H, Job, runnable
 from planner.spec.base import Lax
 
 MAX_SETS = 1000
@@ -153,14 +153,14 @@ def room_for(base: Sequence[Job], unit: Sequence[Job], n_cards: int, horizon: fl
              most: int) -> int:
     """Copies of `unit` (at most `most`) no schedule exceeds beside `base`: the track-hour
     and long-run counts, then, for runs of one width, the bin-packing bound on the tracks
-    (`planner.planning.binpack_bound`)."""
+    (`planner.packing.binpack_bound`)."""
     tracks = _tracks([*base, *unit], n_cards)
     mixed = len({j.cards for j in (*base, *unit)}) > 1
     caps = _caps(tracks, horizon)
     k = min(most, _most(_needs(base, horizon, mixed), _needs(unit, horizon, mixed), caps))
     if k <= 0 or mixed:
         return max(0, k)
-    from planner.planning.binpack_bound import most_copies
+    from planner.packing.binpack_bound import most_copies
 
     return most_copies([j.duration for j in base], [j.duration for j in unit], tracks,
                        horizon + EPS_H, k)

@@ -1,7 +1,7 @@
 """The capacity search of a training plan: complete seed sets and extra variants, packed
-with the packer between a count it has placed and the bound of `planner.planning.capacity`.
+with the packer between a count it has placed and the bound of `planner.packing.capacity`.
 
-Every count tried is packed whole by `planner.planning.packing.pack` (fast), so planning the
+Every count tried is packed whole by `planner.packing.pack.pack` (fast), so planning the
 campaign with that many seeds places every run. The upper end is tried first: most windows
 reach it, which proves the answer. When it does not fit, the units its packing completes
 are tried next, then counts climbing from there until one does not fit.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from planner.planning.capacity import (
+from planner.packing.capacity import (
     MAX_EXTRA,
     MAX_JOBS,
     MAX_SETS,
@@ -22,9 +22,9 @@ from planner.planning.capacity import (
     room_for,
     sets_bound,
 )
-from planner.planning.objective import Job, runnable, score
-from planner.planning.packing import Packing, Solver, pack
-from planner.planning.witness import remember
+from planner.packing.objective import Job, runnable, score
+from planner.packing.pack import Packing, Solver, pack
+from planner.packing.witness import remember
 
 WORK_RUNS = 30_000
 WORK_PER_RUN = 10
@@ -141,9 +141,9 @@ class SetSearch:
         answers for the real durations (a found schedule is checked, a refusal is proven on
         durations rounded down). Steps double while they fit and halve when they do not, so
         a window with room for many more sets is not climbed one set at a time. The schedule
-        behind each count found is kept (`planner.planning.witness`) for its plan."""
-        from planner.planning.packing_model import DET_PER_S, Clock
-        from planner.planning.packing_sets import fit_schedule
+        behind each count found is kept (`planner.packing.witness`) for its plan."""
+        from planner.packing.model import DET_PER_S, Clock
+        from planner.packing.sets import fit_schedule
 
         clock = Clock(time.monotonic() + time_limit_s, work_s * DET_PER_S)
         step = 1
@@ -208,7 +208,7 @@ def training_capacity(jobs: Sequence[Job], packing: Packing, asked: int, n_cards
     `packing`; cp-sat proves the set count within `time_limit_s` when `solver` asks (its
     deterministic work counted from `work_s` seconds, `time_limit_s` when None).
     `extras`: also search the extra variants (left out, None, when False). The schedule
-    that proves the count is kept for planning it (`planner.planning.witness`)."""
+    that proves the count is kept for planning it (`planner.packing.witness`)."""
     search = SetSearch(jobs, n_cards, horizon)
     sets, proven, bound = search.search(asked, packing, jobs, solver=solver,
                                         time_limit_s=time_limit_s, work_s=work_s)

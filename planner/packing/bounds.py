@@ -20,7 +20,7 @@ import bisect
 import math
 from collections.abc import Sequence
 
-from planner.planning.objective import EPS_H, Job
+from planner.packing.objective import EPS_H, Job
 
 # Float noise allowed on sums of hour figures: it may only weaken a bound, never
 # strengthen it past the truth.

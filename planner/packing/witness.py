@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from planner.planning.objective import Job
-from planner.planning.schedule import Placement
+from planner.packing.objective import Job
+from planner.packing.schedule import Placement
 
 KEEP = 32
 """Schedules kept, the most recently proved."""

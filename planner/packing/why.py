@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from planner.planning.packing import EPS_H, Job, Packing
-from planner.planning.schedule import Placement
+from planner.packing.pack import EPS_H, Job, Packing
+from planner.packing.schedule import Placement
 from planner.spec.matrix import RunSpec
 
 

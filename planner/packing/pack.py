@@ -9,11 +9,11 @@ The objective, compared lexicographically (the first difference decides):
 4. then the earliest end of the first complete seed set;
 5. then the earliest last end.
 
-Two solvers answer it: `fast` (plain Python, `planner.planning.packing_fast`), used for live replans
-and whenever no optimizer is installed, and `cp-sat` (OR-Tools, `planner.planning.packing_cpsat`,
+Two solvers answer it: `fast` (plain Python, `planner.packing.fast`), used for live replans
+and whenever no optimizer is installed, and `cp-sat` (OR-Tools, `planner.packing.cpsat`,
 imported only when asked for), which proves the optimum of criteria 1-3 or reports its bound.
 
-`planner.planning.packing_sets.sets_fit` answers whether a given set of runs (the runs of K
+`planner.packing.sets.sets_fit` answers whether a given set of runs (the runs of K
 complete seed sets, say) fits whole: True (proven, a schedule was found), False (proven
 not), None (unknown by its deadline); it is what a search for the most seed sets calls.
 
@@ -28,7 +28,7 @@ import importlib.util
 import time
 from collections.abc import Sequence
 
-from planner.planning.objective import (
+from planner.packing.objective import (
     EPS_H,
     Job,
     Key,
@@ -64,18 +64,18 @@ def pack(jobs: Sequence[Job], n_cards: int, horizon: float, *, solver: Solver = 
     packer already places every run that can run at all, criteria 1-3 are optimal without
     a solver, and cp-sat is skipped unless `exact_times` asks it to optimize criteria 4-5
     too (this keeps an export of a campaign that fits whole as quick as a plain plan). A
-    schedule the capacity search proved for exactly these runs (`planner.planning.witness`)
+    schedule the capacity search proved for exactly these runs (`planner.packing.witness`)
     is taken as it is.
     Raises ModuleNotFoundError when cp-sat is asked for and OR-Tools is not installed.
     """
-    from planner.planning.packing_fast import pack_fast
+    from planner.packing.fast import pack_fast
 
     if deadline is None:
         deadline = time.monotonic() + time_limit_s
     placed = pack_fast(jobs, n_cards, horizon)
     proven = trivially_optimal(jobs, placed, n_cards, horizon)
     if not proven:
-        from planner.planning.witness import recall
+        from planner.packing.witness import recall
 
         # A schedule that proved these very runs fit whole (the capacity search's): the
         # plan of a proven capacity places every run.
@@ -86,11 +86,11 @@ def pack(jobs: Sequence[Job], n_cards: int, horizon: float, *, solver: Solver = 
     matrix = sum(1 for j, p in zip(jobs, placed, strict=True) if j.matrix and p is not None)
     if solver == "fast" or (proven and not exact_times):
         return Packing(placed, True if proven else None, matrix if proven else bound, "fast")
-    from planner.planning.packing_cpsat import pack_cp_sat
-    from planner.planning.packing_model import DET_PER_S, Clock
+    from planner.packing.cpsat import pack_cp_sat
+    from planner.packing.model import DET_PER_S, Clock
 
     # The deterministic work budget follows the limit asked for, not the time left when
     # the solver starts: the same command searches as far on an idle machine as on a busy
-    # one (`planner.planning.packing_model.DET_PER_S`).
+    # one (`planner.packing.model.DET_PER_S`).
     clock = Clock(deadline, time_limit_s * DET_PER_S)
     return pack_cp_sat(jobs, n_cards, horizon, placed, bound, clock, exact_times)

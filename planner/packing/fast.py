@@ -2,7 +2,7 @@
 
 A packing is built from a priority order by placing each run, in turn, at the earliest
 time its cards are free for its whole duration, idle gaps left earlier included (backfill).
-Several orders are tried and the best by the objective (`planner.planning.packing.score`) is kept:
+Several orders are tried and the best by the objective (`planner.packing.pack.score`) is kept:
 
 - one seed layer at a time, longest first (runs on more cards before runs on fewer), then the
   evaluations: earlier seeds end up first on their cards, so a window cut short still holds
@@ -14,8 +14,8 @@ Several orders are tried and the best by the objective (`planner.planning.packin
 - seed layer by seed layer, each run followed by its evaluations (a set's evaluations are
   part of it, not leftovers), and with the evaluations shortest first (the most fit so);
 - the most whole seed sets best-fit decreasing packs onto tracks of cards
-  (`planner.planning.packing_whole`), with the rest of the window filled around them;
-- today's list scheduler (`planner.planning.schedule.schedule`), so the result is never
+  (`planner.packing.whole`), with the rest of the window filled around them;
+- today's list scheduler (`planner.packing.schedule.schedule`), so the result is never
   worse than it by the objective;
 
 and, when a run is still left out, a local repair (the runs placed kept where they are, those
@@ -29,9 +29,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Sequence
 
-from planner.planning.objective import EPS_H, Job, Key, capacity_bound, runnable, score
-from planner.planning.packing_whole import most_whole
-from planner.planning.schedule import Placement, schedule
+from planner.packing.objective import EPS_H, Job, Key, capacity_bound, runnable, score
+from planner.packing.schedule import Placement, schedule
+from planner.packing.whole import most_whole
 
 # Orders tried by the local search, across all moves: enough for campaigns of tens of runs,
 # and shrinking with size so a thousand-run matrix replans in milliseconds.

@@ -5,9 +5,9 @@ from typing import Annotated, Literal, Self
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from planner.planning import plan_rules as rules
-from planner.planning.capacity import Capacity
-from planner.planning.plan_embedding import EmbeddingPlan
+from planner.packing.capacity import Capacity
+from planner.planfile import rules
+from planner.planfile.embedding import EmbeddingPlan
 from planner.spec import bounds
 from planner.spec.base import SLUG, Lax
 from planner.spec.costs import Figure, MeasuredFrom
@@ -249,7 +249,7 @@ class Summary(Lax):
     cost_per_matrix_run: float | None = None
     """Total cost ÷ training runs that fit, when a price is known."""
     capacity: Capacity | None = None
-    """How much the window holds beyond what is asked (`planner.planning.capacity`)."""
+    """How much the window holds beyond what is asked (`planner.packing.capacity`)."""
 
 
 class AdaptationPlan(Lax):

@@ -8,10 +8,10 @@
   past it (building a model included, up to one model's build).
 - `True`: a schedule placing every run exists; one was found and checked with the real
   durations. `False`: proven that none exists, for the real durations (counting bounds of
-  `planner.planning.packing_bounds`, or CP-SAT on a grid that rounds durations down).
+  `planner.packing.bounds`, or CP-SAT on a grid that rounds durations down).
   `None`: not decided by the deadline, or OR-Tools is not installed (or `solver=False`,
   which never loads it: for a plain plan) and neither counting, the fast packer nor the
-  exact search by run length (`planner.planning.packing_loads`) decides.
+  exact search by run length (`planner.packing.loads`) decides.
 
 `fit_schedule` gives the schedule behind a `True`; `more_sets` uses it to complete more
 seed sets than a packing has, one set at a time, and fills the rest of the window around
@@ -24,11 +24,11 @@ import importlib.util
 import time
 from collections.abc import Sequence
 
-from planner.planning.objective import Job, score
-from planner.planning.packing_bounds import cannot_fit
-from planner.planning.packing_fast import layered, pack_fast, serial, sets_first
-from planner.planning.packing_model import Clock, Grid, workers
-from planner.planning.schedule import Placement
+from planner.packing.bounds import cannot_fit
+from planner.packing.fast import layered, pack_fast, serial, sets_first
+from planner.packing.model import Clock, Grid, workers
+from planner.packing.objective import Job, score
+from planner.packing.schedule import Placement
 
 MIN_SOLVE_S = 0.05
 """No solve is started with less time than this left."""
@@ -67,7 +67,7 @@ def fit_schedule(jobs: Sequence[Job], n_cards: int, horizon: float, deadline: fl
 
 def _solve(jobs: Sequence[Job], n_cards: int, horizon: float, placed: Schedule,
            clock: Clock, use_solver: bool) -> tuple[bool | None, Schedule | None]:
-    from planner.planning.packing_model import Model, grid
+    from planner.packing.model import Model, grid
 
     ok = [True] * len(jobs)  # `cannot_fit` has checked that each can run alone
     g = grid(jobs, horizon, ok)
@@ -99,11 +99,11 @@ def _solve(jobs: Sequence[Job], n_cards: int, horizon: float, placed: Schedule,
 
 def _by_loads(jobs: Sequence[Job], n_cards: int, horizon: float, g: Grid, clock: Clock,
               use_solver: bool) -> tuple[bool | None, Schedule | None]:
-    """The question as bin packing (`planner.planning.packing_loads`). Built on: each run on
+    """The question as bin packing (`planner.packing.loads`). Built on: each run on
     one card with its evaluations right after it, lengths rounded up, back to back on the
     cards it is dealt to (a restriction: a packing of it is a real schedule). Proof: every
     run's time on each of its cards, rounded down, precedence dropped (a relaxation)."""
-    from planner.planning.packing_loads import fit_loads
+    from planner.packing.loads import fit_loads
 
     if all(j.cards == 1 for j in jobs):
         heads = [i for i, j in enumerate(jobs) if j.after < 0]

@@ -6,7 +6,7 @@ from typing import Literal
 from pydantic import ValidationError
 
 from planner.errors import InputError
-from planner.planning.plan import Plan
+from planner.planfile.plan import Plan
 from planner.spec.base import Strict
 from planner.spec.catalog import Card
 from planner.spec.preset import Contact, Preset

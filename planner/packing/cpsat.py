@@ -1,15 +1,15 @@
-"""The exact packer: the objective of `planner.planning.packing` on OR-Tools CP-SAT.
+"""The exact packer: the objective of `planner.packing.pack` on OR-Tools CP-SAT.
 
 Imported only when `--solver cp-sat` is used (the `solve` extra); a plain plan never loads
 OR-Tools. Every solve of one call shares one wall-clock deadline, model building included.
 
-Complete seed sets come first, one yes/no question each (`planner.planning.packing_sets`:
+Complete seed sets come first, one yes/no question each (`planner.packing.sets`:
 do the runs of one more set, with those before, fit whole?), and the rest of the window is
 filled around them. Then the counts (complete seed sets, matrix runs, evaluations, as one
 weighted sum of small integers) are searched on a grid whose durations are rounded up,
 from the best packing so far, so every schedule found holds in hours; their bound comes
 from a grid whose durations are rounded down (the same grid when the problem is exact in
-whole units, `planner.planning.packing_model`), so it holds for the real durations.
+whole units, `planner.packing.model`), so it holds for the real durations.
 `optimal` is claimed only when the best real packing reaches that bound. Then the end of
 the first complete seed set, then the last end. The solver's schedule is finally replayed
 in its start order through the fast packer's placement, which moves no run later (an
@@ -23,11 +23,11 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from planner.planning.objective import Job, Packing, runnable, score, trivially_optimal
-from planner.planning.packing_fast import serial
-from planner.planning.packing_model import Clock, Model, grid, workers
-from planner.planning.packing_sets import MIN_SOLVE_S, more_sets, top_up, with_cards
-from planner.planning.schedule import Placement
+from planner.packing.fast import serial
+from planner.packing.model import Clock, Model, grid, workers
+from planner.packing.objective import Job, Packing, runnable, score, trivially_optimal
+from planner.packing.schedule import Placement
+from planner.packing.sets import MIN_SOLVE_S, more_sets, top_up, with_cards
 
 
 def _replay(jobs: Sequence[Job], got: Sequence[Placement | None], n_cards: int,

@@ -1,7 +1,7 @@
 """A bin-packing bound on how many copies of a set of runs fit on a window's tracks.
 
 A schedule of runs of one width is a set of tracks, each a sequence of runs inside the
-window (`planner.planning.capacity`), so fitting runs is at least as hard as packing their
+window (`planner.packing.capacity`), so fitting runs is at least as hard as packing their
 durations into `tracks` bins of the window's length. Martello and Toth's bound L2 counts
 the bins any packing needs: for each α ≤ capacity ÷ 2, the runs longer than capacity − α
 (J1) and those longer than half (J2) each need a bin of their own, and the runs from α to

@@ -2,7 +2,7 @@
 
 Both come from the plan's own figures: each version is one run per card, as long as its
 part's padded tokens ÷ throughput plus the startup; the versions are placed as the plan
-places them (`planner.planning.schedule.schedule`). Documents are counted for a corpus of
+places them (`planner.packing.schedule.schedule`). Documents are counted for a corpus of
 the same length distribution: without a scanned corpus, the length summary's deterministic
 sample is batched for each corpus size tried (as the plan does for the preset's size);
 with one, the scanned parts' padded tokens scale with the documents.
@@ -14,9 +14,9 @@ import math
 from collections.abc import Callable, Sequence
 
 from planner.corpus import lengths
-from planner.planning.capacity import Capacity, room_for
-from planner.planning.objective import Job
-from planner.planning.schedule import schedule
+from planner.packing.capacity import Capacity, room_for
+from planner.packing.objective import Job
+from planner.packing.schedule import schedule
 from planner.spec import bounds
 from planner.spec.preset import Embedding
 
@@ -30,7 +30,7 @@ def _versions_fit(part_hours: Sequence[float], versions: int, n_cards: int,
 
 def most_versions(part_hours: Sequence[float], n_cards: int, usable: float) -> int:
     """Most whole versions the plan's placement fits, searched below the card-hour and
-    long-run bound of `planner.planning.capacity`."""
+    long-run bound of `planner.packing.capacity`."""
     hi = room_for([], [Job(h, 1) for h in part_hours], n_cards, usable, bounds.VERSIONS)
     lo = 0
     if hi > 0 and _versions_fit(part_hours, hi, n_cards, usable):
