@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 import tomllib
 from datetime import UTC, datetime
 from importlib import resources
@@ -19,17 +20,18 @@ from planner.spec.loading import parse_preset
 
 CREATED = datetime(2026, 1, 1, tzinfo=UTC)
 
+# No example has a deadline: on a loaded machine, or beside other workers, a slow example
+# is load, not a bug. Loaded here, before any test module builds its own settings from it.
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
+
+
 @pytest.fixture(autouse=True)
 def _no_schedule_kept_from_another_test() -> None:
     """Each test packs from scratch: a capacity proved in an earlier test of the same process
     would otherwise hand `pack` its schedule (planner.packing.witness), and a test's result
     would depend on which tests ran before it."""
     witness.forget()
-
-# No example has a deadline: on a loaded machine, or beside other workers, a slow example
-# is load, not a bug. Loaded here, before any test module builds its own settings from it.
-settings.register_profile("suite", deadline=None)
-settings.load_profile("suite")
 
 
 def shipped(name: str) -> dict[str, Any]:
