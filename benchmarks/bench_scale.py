@@ -1,23 +1,24 @@
-"""The largest plan allowed, end to end: prints figures beside the load average, asserts
+"""Plans of a given size, end to end: prints figures beside the load average, asserts
 nothing.
 
-    python benchmarks/bench_scale.py [RUNS] [--slurm] [--repeat N] [--against REV]
+    python benchmarks/bench_scale.py [RUNS ...] [--slurm] [--repeat N] [--against REV]
 
-A training matrix of RUNS runs (default 100,000, the most a matrix may expand to: 100
-configurations × 1,000 seeds) on 256 cards, each command the plain argument vector of
-`train.py`. Each step is a fresh `campaign-planner` process, timed from outside:
+For each RUNS (default 100,000, the most a matrix may expand to: 100 configurations ×
+1,000 seeds; a renter's plan is a few thousand), a training matrix of RUNS runs on 256
+cards, each command the plain argument vector of `train.py`. Each step is a fresh
+`campaign-planner` process, timed from outside, after a headless plan of the shipped
+`ablation-30d` (once, before the sizes):
 
-1. planning it (`campaign-planner --preset ... --out ...`), target at most 15 s;
-2. `campaign-planner status` on the plan, no journal yet, target at most 3 s;
-3. `campaign-planner run --dry-run`, target at most 5 s;
-4. with `--slurm`, `campaign-planner slurm`: the array scripts and one manifest per run
-   (no target), made durable together before they are renamed into place.
+1. planning it (`campaign-planner --preset ... --out ...`);
+2. `campaign-planner status` on the plan, no journal yet;
+3. `campaign-planner run --dry-run`;
+4. `campaign-planner replan` an hour into the window (a new revision);
+5. with `--slurm`, `campaign-planner slurm`: the array scripts and one manifest per run.
 
-Steps 2 and 3 are timed twice: with the cache of checked plans (`plan` filled it, as it
-does on the machine that planned) and without it (`CAMPAIGN_PLANNER_CACHE=off`: a plan.toml
-copied to another machine, read and checked in full the first time). With `--repeat N`,
-each of them runs N times and the fastest is shown (on a noisy machine the least disturbed
-run is the closest to what the command costs).
+Each reading of the plan is its first on the machine (a revision that kept a cache of
+checked plans is run with `CAMPAIGN_PLANNER_CACHE=off`, as on a machine the plan was copied
+to). With `--repeat N`, each step runs N times and the fastest is shown (on a noisy machine
+the least disturbed run is the closest to what the command costs).
 
 With `--against REV` (a git revision), the same steps run on that revision too (checked
 out as a worktree beside the plan), each of its tries next to one of this tree's, and the
@@ -37,15 +38,21 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import tomli_w
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from tests.replan_support import T0, JournalWriter
 from tests.run_fixtures import harness as h
 
-TARGETS = {"plan": 15.0, "status": 3.0, "run --dry-run": 5.0}
+AN_HOUR_IN = datetime.fromtimestamp(T0 + 3600, UTC).isoformat()
+"""When `replan` replans: an hour after the journal's window started."""
+
+TARGET = 1.0
+"""Seconds a command on a renter's plan (a few thousand runs) should take at most."""
 
 
 def load() -> str:
@@ -68,13 +75,12 @@ def preset(runs: int) -> dict[str, object]:
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def timed(argv: list[str], cache: Path | None, root: Path = ROOT, where: Path | None = None
+def timed(argv: list[str], root: Path = ROOT, where: Path | None = None
           ) -> tuple[float, float]:
     """Wall and CPU seconds of `campaign-planner ARGV` in a fresh process, the planner of
     the tree at `root`, started in folder `where` (on a loaded machine the CPU seconds tell
     more: they are what it costs on an idle one)."""
-    env = {**os.environ, "CAMPAIGN_PLANNER_CACHE": str(cache) if cache else "off",
-           "PYTHONPATH": str(root)}
+    env = {**os.environ, "CAMPAIGN_PLANNER_CACHE": "off", "PYTHONPATH": str(root)}
     # The planner's modules loaded from their cached bytecode, as on an installed machine
     # (a shell that sets PYTHONDONTWRITEBYTECODE would have each process compile them).
     env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -100,28 +106,77 @@ def _option(args: list[str], name: str) -> str | None:
     return value
 
 
-def _steps(tmp: Path, src: Path, slurm: bool) -> list[tuple[str, list[str], Path | None]]:
-    """Each step's name, arguments and cache folder (None: the cache off), for a tree
-    whose plan and cache live under `tmp`."""
-    out, cache = tmp / "p", tmp / "cache"
+def _steps(tmp: Path, src: Path, slurm: bool) -> list[tuple[str, list[str]]]:
+    """Each step's name and arguments, for a tree whose plan lives under `tmp`."""
+    out = tmp / "p"
     plan = out / "plan.toml"
-    steps: list[tuple[str, list[str], Path | None]] = [
+    steps = [
         ("plan", ["--preset", str(src), "--out", str(out), "--created",
-                  "2026-01-01T00:00:00"], cache),
-        ("status", ["status", str(plan)], cache),
-        ("run --dry-run", ["run", "--dry-run", str(plan)], cache),
-        ("status, cold", ["status", str(plan)], None),
-        ("run --dry-run, cold", ["run", "--dry-run", str(plan)], None)]
+                  "2026-01-01T00:00:00", "--force"]),
+        ("status", ["status", str(plan)]),
+        ("run --dry-run", ["run", "--dry-run", str(plan)]),
+        ("replan", ["replan", str(plan), "--at", AN_HOUR_IN, "--out", str(tmp / "r"),
+                    "--force"])]
     if slurm:
-        steps.append(("slurm", ["slurm", str(plan), "--out", str(tmp / "slurm")], cache))
+        steps.append(("slurm", ["slurm", str(plan), "--out", str(tmp / "slurm"), "--force"]))
     return steps
+
+
+def compare(name: str, argvs: dict[str, list[str]], trees: dict[str, Path], repeat: int,
+            where: dict[str, Path], target: float | None = TARGET) -> None:
+    """One step on every tree, their tries in turn: the fastest of each, side by side."""
+    times: dict[str, list[tuple[float, float]]] = {tree: [] for tree in trees}
+    for _ in range(repeat):
+        for tree, root in trees.items():  # one try of each in turn
+            times[tree].append(timed(argvs[tree], root, where[tree]))
+    best = {tree: (min(t[0] for t in ts), min(t[1] for t in ts)) for tree, ts in times.items()}
+    wall, cpu = best["this tree"]
+    line = f"  {name:<14} {wall:6.2f} s wall, {cpu:6.2f} s CPU"
+    for tree in trees:
+        if tree != "this tree":
+            old_wall, old_cpu = best[tree]
+            line += (f" | {tree}: {old_wall:6.2f} s wall, {old_cpu:6.2f} s CPU | ratio "
+                     f"{wall / old_wall:.2f} wall, {cpu / old_cpu:.2f} CPU")
+    flag = "" if target is None or wall <= target else f"  (over {target:g} s)"
+    print(line + flag, flush=True)
+
+
+def headless(tmp: Path, trees: dict[str, Path], repeat: int) -> None:
+    """A headless plan of the shipped `ablation-30d`, written to a folder."""
+    print(f"headless plan of ablation-30d; {load()}", flush=True)
+    where = {tree: tmp / f"headless-t{i}" for i, tree in enumerate(trees)}
+    for folder in where.values():
+        folder.mkdir()
+    argvs = {tree: ["--preset", "ablation-30d", "--out", str(where[tree] / "p"), "--force"]
+             for tree in trees}
+    compare("plan", argvs, trees, repeat, where)
+
+
+def one_size(runs: int, tmp: Path, trees: dict[str, Path], repeat: int, slurm: bool) -> None:
+    """Every step on a plan of `runs` runs, each tree's tries in turn."""
+    src = tmp / f"preset-{runs}.toml"
+    src.write_text(tomli_w.dumps(preset(runs)))
+    print(f"{runs:,} runs on 256 cards; {load()}", flush=True)
+    steps = {name: _steps(tmp / f"{runs}-t{i}", src, slurm) for i, name in enumerate(trees)}
+    for i in range(len(trees)):
+        (tmp / f"{runs}-t{i}").mkdir()
+    where = {tree: tmp / f"{runs}-t{n}" for n, tree in enumerate(trees)}
+    for i, (name, _argv) in enumerate(steps["this tree"]):
+        compare(name, {tree: steps[tree][i][1] for tree in trees}, trees,
+                1 if name == "plan" else repeat, where, None if name == "plan" else TARGET)
+        if name == "plan":  # the executor's first events: what `replan` starts from
+            for tree_steps in steps.values():
+                plan_path = Path(tree_steps[0][1][3]) / "plan.toml"
+                JournalWriter(h.load(plan_path), plan_path.parent)
+    size = (tmp / f"{runs}-t0" / "p" / "plan.toml").stat().st_size
+    print(f"  plan.toml {size / 2**20:.1f} MiB; {load()}", flush=True)
 
 
 def main() -> None:
     args = [a for a in sys.argv[1:] if a != "--slurm"]
     repeat = int(_option(args, "--repeat") or 1)
     against = _option(args, "--against")
-    runs = int(args[0]) if args else 100_000
+    sizes = [int(a) for a in args] or [100_000]
     tmp = Path(tempfile.mkdtemp(prefix="bench-scale-"))
     trees = {"this tree": ROOT}
     try:
@@ -129,31 +184,9 @@ def main() -> None:
             trees[against] = tmp / "against"
             subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--quiet",
                             str(trees[against]), against], check=True)
-        src = tmp / "preset.toml"
-        src.write_text(tomli_w.dumps(preset(runs)))
-        print(f"{runs:,} runs on 256 cards; {load()}", flush=True)
-        steps = {name: _steps(tmp / f"t{i}", src, "--slurm" in sys.argv)
-                 for i, name in enumerate(trees)}
-        for i, (name, _argv, _where) in enumerate(steps["this tree"]):
-            times: dict[str, list[tuple[float, float]]] = {tree: [] for tree in trees}
-            for _ in range(1 if name == "plan" else repeat):
-                for n, (tree, root) in enumerate(trees.items()):  # one try of each in turn
-                    _, argv, cache = steps[tree][i]
-                    if cache is not None:
-                        cache.mkdir(parents=True, exist_ok=True, mode=0o700)
-                    times[tree].append(timed(argv, cache, root, tmp / f"t{n}"))
-            target = TARGETS.get(name.split(",")[0])
-            goal = f"(target <= {target:g} s)" if target else ""
-            best = {tree: (min(t[0] for t in ts), min(t[1] for t in ts))
-                    for tree, ts in times.items()}
-            wall, cpu = best["this tree"]
-            line = f"  {name:<20} {wall:6.2f} s wall, {cpu:6.2f} s CPU {goal}"
-            if against is not None:
-                old_wall = best[against][0]
-                line += f"; {against}: {old_wall:.2f} s wall, ratio {wall / old_wall:.2f}"
-            print(line, flush=True)
-        size = (tmp / "t0" / "p" / "plan.toml").stat().st_size
-        print(f"  plan.toml {size / 2**20:.1f} MiB; {load()}")
+        headless(tmp, trees, repeat)
+        for runs in sizes:
+            one_size(runs, tmp, trees, repeat, "--slurm" in sys.argv)
     finally:
         if against is not None:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",

@@ -191,7 +191,6 @@ async def switches(preset: Preset, rounds: int = 3) -> dict[str, list[Times]]:
 QUIT_CHILD = """
 import sys, time
 from pathlib import Path
-import planner.cli.lean as lean
 import screens.app as ui
 from screens.widgets.nav import SCREENS
 
@@ -212,7 +211,6 @@ class Timed(ui.PlannerApp):
         return super().run(headless=True, size=(120, 36))
 
 ui.PlannerApp = Timed
-lean._is_the_command = lambda: True  # as in the console script's own process
 from planner.cli.main import console
 sys.argv = ["campaign-planner", "--preset", sys.argv[1], "--tui"]
 sys.exit(console())

@@ -28,7 +28,6 @@ from planner.planfile.plan import (
 from planner.planning import discipline
 from planner.planning.spare import spare_specs
 from planner.planning.summary import summarize
-from planner.spec.base import constructor
 from planner.spec.catalog import Card, Catalog
 from planner.spec.costs import Estimate, MeasuredFrom
 from planner.spec.matrix import Config, RunSpec, configs, expand, fmt_value, memory_budget
@@ -41,8 +40,6 @@ if TYPE_CHECKING:
     from planner.corpus.layout import Layout
     from planner.figures.measurements import Measurements
 
-new_run = constructor(Run)
-"""`Run.model_construct` for the runs a plan builds: one per matrix cell on every replan."""
 
 
 def provenance(m: Measurements) -> MeasuredFrom:
@@ -188,7 +185,7 @@ def _training_runs(preset: Preset, training: Training, cid: str, specs: list[Run
         )
         # Built from values of the right types, checked once where they came from: one
         # run per matrix cell, so validating each again is most of a replan's time.
-        (runs if i not in kept_whole else spare).append(new_run(
+        (runs if i not in kept_whole else spare).append(Run.model_construct(
             id=spec.id, kind=spec.kind, variant=cfg.name, factor=factor, value=value,
             seed=spec.seed, card=list(place.cards),
             start_h=round(place.start + offset, 4), end_h=round(place.end + offset, 4),

@@ -24,10 +24,13 @@ WIDE_CARDS = 96
 class CardTable(DataTable[str]):
     """The catalog, one card per row; Enter or a click chooses the card."""
 
-    async def _on_click(self, event: events.Click) -> None:
-        before = self.cursor_row
-        await super()._on_click(event)
-        # One click chooses, as people expect of a list of options.
+    def on_click(self, event: events.Click) -> None:
+        # One click chooses, as people expect of a list of options: the table's own
+        # handling of the click (it runs after this one) moves the cursor, and a click on
+        # the row the cursor is already on chooses it by itself.
+        self.call_next(self._choose_if_moved, self.cursor_row)
+
+    def _choose_if_moved(self, before: int) -> None:
         if self.cursor_row != before:
             self.action_select_cursor()
 

@@ -9,6 +9,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import VerticalScroll
 from textual.widgets import Label, Static
 
 from planner.planfile.plan import Plan
@@ -20,7 +21,6 @@ from screens.widgets.gantt import Timeline
 from screens.widgets.gantt_draw import describe, legend
 from screens.widgets.matrix import MatrixTable
 from screens.widgets.membar import MemoryBars
-from screens.widgets.onepass import OnePass, OnePassScroll
 
 LISTED = 12
 """Items of a list shown before `… and N more`: the rest are in plan.toml."""
@@ -93,9 +93,9 @@ def provenance(plan: Plan) -> str:
 
 
 
-class FiguresText(OnePass, Static):
-    """The plan's headline figures: a room line more or less after an edit is laid out in
-    the edit's one pass."""
+class FiguresText(Static):
+    """The plan's headline figures."""
+
 
 class FitScreen(PlannerScreen):
     """What fits, live."""
@@ -115,7 +115,7 @@ class FitScreen(PlannerScreen):
         self._shown: dict[str, str] = {}
 
     def body(self) -> ComposeResult:
-        with OnePassScroll(id="fit"):
+        with VerticalScroll(id="fit"):
             yield FiguresText("", id="top", classes="figures")
             yield Label("Variant × seed: ✓ completes in the window, ✗ does not",
                         classes="section", id="matrix-title")

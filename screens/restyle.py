@@ -1,61 +1,38 @@
 """A screen shown again is restyled only when something its styles depend on changed.
 
 Textual 8 restyles every node of a screen each time `App.switch_mode` shows it again (it
-posts `ScreenResume(refresh_styles=True)`), and reparses and reapplies the whole app
-stylesheet when the screen's stylesheet counter is behind the app's, which it always is on
-a screen's first and second showings (a screen shown for the first time is not mounted yet
-when Textual records the counter). Restyling a node drops its cached lines, so on the planner's
-screens of tables this was most of a screen switch.
+posts `ScreenResume(refresh_styles=True)`). Restyling a node drops its cached lines, so on
+the planner's screens of tables this was most of a screen switch.
 
 Between two showings, Textual itself restyles a hidden screen's nodes whose classes,
-focus or place in the DOM change. What reaches the shown screens only is the stylesheet
-and the theme (the app counts their changes), the app's own classes and its
-pseudo-classes (focus, dark or light, ...): those are compared here, and Textual's restyle
-runs when any of them changed since the screen was last shown. This is the only place
-that reaches into Textual's private state (`_css_update_count`).
+focus or place in the DOM change. What reaches the shown screens only is the theme, the
+app's own classes and its pseudo-classes (focus, dark or light, ...): those are compared
+here, through Textual's public attributes, and Textual's restyle runs when any of them
+changed since the screen was last shown.
 """
 
 from __future__ import annotations
 
-import contextlib
-
 from textual import events
-from textual._context import NoActiveAppError
 from textual.app import App
 from textual.screen import Screen
 
 
 def style_inputs(app: App[object]) -> tuple[object, ...]:
     """What a screen's styles depend on that Textual applies to the shown screens alone."""
-    return (app._css_update_count, app.classes, app.pseudo_classes)
+    return (app.theme, app.ansi_color, app.classes, app.pseudo_classes)
 
 
 class RestyledOnChange(Screen[None]):
     """A screen that skips Textual's full restyle when it is shown again unchanged.
 
     Textual calls each class's handler in turn, subclasses first, so these run before
-    Screen's own `_on_screen_resume`, which reads `refresh_styles`.
+    Screen's own handler of the same event, which reads `refresh_styles`.
     """
 
     def __init__(self) -> None:
         super().__init__()
         self._styled_for: tuple[object, ...] | None = None
-        # A screen made for its first showing has missed no change of the stylesheet:
-        # its widgets are styled as they mount, with the stylesheet as it is, so Textual
-        # need not parse and apply it again to show it (it did, on the first showing and
-        # again on the second), nor restyle every node once mounted. Not so the app's
-        # first screen, made before the app has read its stylesheet: that one is
-        # recorded once mounted.
-        self._made_at = -1
-        with contextlib.suppress(NoActiveAppError):
-            self._made_at = self.app._css_update_count
-            if self.app.screen_stack:
-                self._css_update_count = self._made_at
-                self._styled_for = style_inputs(self.app)
-
-    def on_mount(self) -> None:
-        if self.is_current and self._made_at == self.app._css_update_count:
-            self._css_update_count = self._made_at
 
     def on_screen_suspend(self) -> None:
         self._styled_for = style_inputs(self.app)

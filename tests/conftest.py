@@ -10,6 +10,7 @@ from importlib import resources
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from planner.campaign import plan_campaign
 from planner.packing import witness
@@ -19,8 +20,10 @@ from planner.spec.loading import parse_preset
 
 CREATED = datetime(2026, 1, 1, tzinfo=UTC)
 
-# Every read of a plan in the tests is a full read, unless a test names a cache folder.
-os.environ.setdefault("CAMPAIGN_PLANNER_CACHE", "off")
+# No example has a deadline: on a loaded machine, or beside other workers, a slow example
+# is load, not a bug. Loaded here, before any test module builds its own settings from it.
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
 
 
 @pytest.fixture(autouse=True)
@@ -47,3 +50,20 @@ def plan_dict(data: dict[str, Any], catalog: Catalog | None = None) -> Plan:
 def ablation() -> dict[str, Any]:
     """The default preset, editable."""
     return shipped("ablation-7d")
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """How many processes `-n auto` (the default, in pyproject.toml's addopts) starts.
+
+    A worker takes seconds to start, more than a few named files take to run, so named
+    files run in this process. The whole suite, a folder or many files run on one worker
+    per CPU, at most four: each worker holds its own torch and models in memory.
+    PYTEST_XDIST_AUTO_NUM_WORKERS, or an explicit `-n`, still decides when given.
+    """
+    given = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS", "")
+    if given.isdigit():
+        return int(given)
+    named = [a.split("::")[0] for a in config.args]
+    if named and all(os.path.isfile(a) for a in named) and len(set(named)) <= 3:
+        return 0
+    return min(4, len(os.sched_getaffinity(0)))

@@ -59,11 +59,9 @@ def test_the_terminal_ui_is_launched_by_a_plain_import() -> None:
     graph = _graph()
     assert "screens.app" in graph.find_modules_directly_imported_by("planner.cli.main")
     # Every import between the project's modules is a plain one the contracts can see.
-    # Only three modules import by name: the package's public names, resolved lazily
-    # (PEP 562); a user's own `factory` module, named in their preset; and pydantic's
-    # plugin loader, put back by the headless process's stand-in.
-    allowed = {ROOT / "planner" / "__init__.py", ROOT / "planner" / "measure" / "workloads.py",
-               ROOT / "planner" / "cli" / "lean.py"}
+    # Only two modules import by name: the package's public names, resolved lazily
+    # (PEP 562); and a user's own `factory` module, named in their preset.
+    allowed = {ROOT / "planner" / "__init__.py", ROOT / "planner" / "measure" / "workloads.py"}
     for path in [*(ROOT / "planner").rglob("*.py"), *(ROOT / "screens").rglob("*.py")]:
         if path in allowed:
             continue

@@ -222,25 +222,6 @@ def test_schema_describes_every_field(capsys: pytest.CaptureFixture[str]) -> Non
     assert figure.startswith("`entered` by hand")
 
 
-def test_only_the_headless_plan_command_skips_pydantic_plugins(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    import os
-
-    from planner.cli.main import console
-
-    env: dict[str, str] = {}
-    monkeypatch.setattr(os, "environ", env)
-    monkeypatch.setattr("sys.argv", ["campaign-planner", "presets"])
-    assert console() == 0
-    assert "PYDANTIC_DISABLE_PLUGINS" not in env
-    monkeypatch.setattr("sys.argv", ["campaign-planner", "--preset", "ablation-7d"])
-    assert console() == 0
-    assert env["PYDANTIC_DISABLE_PLUGINS"] == "__all__"
-    env["PYDANTIC_DISABLE_PLUGINS"] = "logfire"
-    assert console() == 0
-    assert env["PYDANTIC_DISABLE_PLUGINS"] == "logfire"
-
-
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
 def test_an_output_that_cannot_be_written_is_one_line_and_exit_1() -> None:
     with open("/dev/full", "w") as full:

@@ -126,3 +126,19 @@ def test_a_plan_written_before_argv_was_recorded_asks_to_plan_again(
     assert main(["run", "--dry-run", str(plan_path)]) == 2
     err = capsys.readouterr().err
     assert "runs[0].argv" in err and "plan the preset again" in err and err.count("\n") == 1
+
+
+def test_a_run_id_given_twice_is_refused_at_read(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    plan_path = h.make_plan(tmp_path / "p", h.preset(seeds=(0, 1), robustness=[], cards=2))
+    first = h.load(plan_path).runs[0].id
+    _edit(plan_path, _set("runs.1.id", first))
+    assert main(["status", str(plan_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(plan_path) in err and "used twice" in err, err
+
+
+def test_a_missing_plan_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["status", str(tmp_path / "nowhere.toml")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nowhere.toml" in err and "Traceback" not in err, err

@@ -111,26 +111,3 @@ def test_a_manifest_is_what_tomli_w_writes_for_it(planned: Path) -> None:
             doc = {"run_id": edited.id, "fingerprint": run_fingerprint(edited),
                    "parameters": run_parameters(edited)}
             assert manifest_text(edited) == MANIFEST_HEADER + tomli_w.dumps(doc)
-
-
-COLUMN_VALUES = st.one_of(st.text(max_size=4), st.integers(-3, 3), st.booleans(), st.none(),
-                          st.floats(width=16), st.lists(st.text(max_size=3), max_size=2),
-                          st.lists(st.integers(0, 3), max_size=2),
-                          st.lists(st.lists(st.integers(0, 2), max_size=1), max_size=1))
-FIELDS = ["id", "shell", "depends_on", "max_retries", "command", "argv", "card", "x-y"]
-
-
-@settings(max_examples=400, deadline=None)
-@given(rows=st.lists(st.fixed_dictionaries({k: COLUMN_VALUES for k in FIELDS}),
-                     min_size=1, max_size=4),
-       column=st.sampled_from(["same", "one type"]))
-def test_runs_written_a_field_at_a_time_are_the_run_by_run_text(
-        rows: list[dict[str, Any]], column: str) -> None:
-    """Each column's quick rule writes what `literal` and `compact` write for each run."""
-    if column == "one type":  # the columns the quick rules take: one type a field
-        rows = [{k: rows[0][k] if type(r[k]) is not type(rows[0][k]) else r[k] for k in r}
-                for r in rows]
-    expected = "".join("\n[[runs]]\n" + "".join(
-        f"{plan_text.key(k)} = {plan_text.literal(v)}\n"
-        for k, v in plan_text.compact(r).items()) for r in rows)
-    assert plan_text.tables("runs", rows) == expected

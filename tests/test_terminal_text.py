@@ -1,7 +1,7 @@
 """One rule for text that reaches a terminal: a control character in a printed value (a
 figure's device, a name, a note) is refused as the input loads, in one line naming the
 file and the field; a command, which may hold one, is shown escaped by `run --dry-run`; the
-planner, the plan reader and the cache of checked plans agree, so a plan that works on the
+planner and the plan reader agree, so a plan that works on the
 planning machine works on the rented one."""
 
 from __future__ import annotations
@@ -57,10 +57,8 @@ CASES = {"device": (_set_device, "ablation.baseline.step_time_s.device"),
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_control_character_in_a_printed_value_is_refused_at_load(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
         case: str) -> None:
-    cache = tmp_path / "cache"
-    monkeypatch.setenv("CAMPAIGN_PLANNER_CACHE", str(cache))
     change, field = CASES[case]
     preset = _preset(tmp_path, change)
     rc = main(["--preset", str(preset), "--out", str(tmp_path / "out")])
@@ -69,7 +67,6 @@ def test_a_control_character_in_a_printed_value_is_refused_at_load(
     assert f"{preset}: {field}: holds a control character" in err, err
     assert "\x1b" not in out + err and "\r" not in out + err
     assert not (tmp_path / "out").exists()
-    assert not cache.exists() or not any(cache.iterdir())
 
 
 def test_a_measurements_device_with_an_escape_is_refused_at_load(
@@ -89,15 +86,10 @@ def test_a_measurements_device_with_an_escape_is_refused_at_load(
     assert "\x1b" not in out + err and not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("cache", ["on", "off"])
-def test_the_planner_never_writes_nor_caches_what_the_reader_refuses(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: str) -> None:
+def test_the_planner_never_writes_what_the_reader_refuses(tmp_path: Path) -> None:
     """A value that slipped past the inputs (built in code here) stops the export."""
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("CAMPAIGN_PLANNER_CACHE", str(folder) if cache == "on" else "off")
     plan_path = h.make_plan(tmp_path / "p", h.preset(seeds=(0,), robustness=[]))
     plan = read_plan(plan_path)
-    before = sorted(folder.iterdir()) if folder.exists() else []
     figures = plan.assumptions.figures
     bad = figures[0].model_copy(update={"config": f"baseline{ESC}"})
     odd = plan.model_copy(update={"assumptions": plan.assumptions.model_copy(
@@ -110,22 +102,17 @@ def test_the_planner_never_writes_nor_caches_what_the_reader_refuses(
     assert "assumptions.figures[0].config" in str(caught.value)
     assert str(out / "plan.toml") in str(caught.value)
     assert not out.exists()
-    assert (sorted(folder.iterdir()) if folder.exists() else []) == before
 
 
-def test_a_hand_edited_device_is_refused_by_the_reader_with_the_cache_on_and_off(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CAMPAIGN_PLANNER_CACHE", str(tmp_path / "cache"))
+def test_a_hand_edited_device_is_refused_by_the_reader(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     plan_path = h.make_plan(tmp_path / "p", h.preset(seeds=(0,), robustness=[]))
     text = plan_path.read_text()
     plan_path.write_text(text.replace('device = ""', 'device = "H100\\u001b[2J"', 1))
-    for cache in (str(tmp_path / "cache"), "off"):
-        monkeypatch.setenv("CAMPAIGN_PLANNER_CACHE", cache)
-        for argv in (["status", str(plan_path)], ["run", "--dry-run", str(plan_path)]):
-            assert main(argv) == 2
-            out, err = capsys.readouterr()
-            assert "device: holds a control character" in err and "\x1b" not in out + err
+    for argv in (["status", str(plan_path)], ["run", "--dry-run", str(plan_path)]):
+        assert main(argv) == 2
+        out, err = capsys.readouterr()
+        assert "device: holds a control character" in err and "\x1b" not in out + err
 
 
 def test_a_command_holding_an_escape_is_shown_escaped_by_a_dry_run(

@@ -1,4 +1,4 @@
-"""The Export screen's file preview: wrapped exactly as Textual's TextArea wraps, and the
+"""The Export screen's file preview: the start of each file and how many lines more, the
 text loaded again only when it changed."""
 
 from __future__ import annotations
@@ -8,50 +8,27 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from textual.app import App, ComposeResult
-from textual.document._document import Document
-from textual.document._wrapped_document import WrappedDocument
 
 from planner.planfile.export import plan_toml
 from screens import state
-from screens.widgets.preview import Preview, QuickWrap
+from screens.widgets.preview import SHOWN, Preview, excerpt
 from tests.test_tui import make_app
 
-STATE = ("_wrap_offsets", "_offset_to_line_info", "_line_index_to_offsets",
-         "_tab_width_cache", "_width", "_tab_width")
-WIDTHS = (0, 1, 3, 8, 40, 113)
 
-
-def same_wrapping(text: str, width: int, tab: int = 4) -> None:
-    doc = Document(text)
-    quick, textual = QuickWrap(doc, tab_width=tab), WrappedDocument(doc, tab_width=tab)
-    quick.wrap(width, tab)
-    textual.wrap(width, tab)
-    for name in STATE:
-        assert getattr(quick, name) == getattr(textual, name), (name, width)
-    assert quick.height == textual.height and quick.lines == textual.lines
-
-
-def test_a_plan_file_wraps_as_textual_wraps_it() -> None:
-    app = make_app()
-    plan, _ = state.exports(app.workspace, app.catalog, None)
-    text = plan_toml(plan)
-    for width in WIDTHS:
-        same_wrapping(text, width)
-
-
-def test_tabs_wide_characters_long_words_and_blank_lines_wrap_as_textual_wraps_them() -> None:
-    text = ("\n\tindented\n a\tb\tc \n" + "x" * 130 + "\n日本語のテキスト" * 9 + "\n"
-            "trailing spaces   \n\x1b[0m escape\ncafé crème brûlée " * 4 + "\n\n")
-    for width in WIDTHS:
-        for tab in (1, 4, 8):
-            same_wrapping(text, width, tab)
-
-
-@settings(max_examples=150, deadline=None)
-@given(text=st.text(alphabet=" \tab-é日\n", max_size=80),
-       width=st.integers(min_value=0, max_value=12))
-def test_any_text_wraps_as_textual_wraps_it(text: str, width: int) -> None:
-    same_wrapping(text, width)
+@settings(max_examples=200, deadline=None)
+@given(lines=st.lists(st.text(alphabet="ab \t", max_size=5), max_size=12),
+       end=st.sampled_from(["", "\n"]), shown=st.integers(1, 6))
+def test_an_excerpt_is_the_first_lines_and_a_count_of_the_rest(
+        lines: list[str], end: str, shown: int) -> None:
+    text = "\n".join(lines) + end
+    out = excerpt(text, shown)
+    if len(text.splitlines()) <= shown:
+        assert out == text
+    else:
+        head, last = out.rsplit("\n", 1)
+        more = len(text.splitlines()) - shown
+        assert head.split("\n") == text.split("\n")[:shown]
+        assert last == f"… {more:,} more line{'s' if more != 1 else ''} in the file"
 
 
 class One(App[None]):
@@ -77,32 +54,13 @@ async def test_the_same_text_again_keeps_the_place_and_new_text_starts_at_the_to
         assert preview.cursor_location == (0, 0) and preview.text.endswith("more")
 
 
-async def test_the_export_preview_shows_the_files_in_full(tmp_path: Any) -> None:
+async def test_the_export_preview_shows_the_start_of_the_plan(tmp_path: Any) -> None:
     app = make_app(out_dir=tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("6")
         await pilot.pause()
         plan, _ = state.exports(app.workspace, app.catalog, None)
-        assert app.screen.query_one("#text-plan", Preview).text == plan_toml(plan)
-
-
-def test_wrapping_is_done_again_only_when_the_width_or_the_text_changed() -> None:
-    text = "a short line\n" + "word " * 40 + "\nend"
-    doc = Document(text)
-    quick = QuickWrap(doc, tab_width=4)
-    quick.wrap(20, 4)
-    held = quick._offset_to_line_info
-    quick.wrap(20, 4)  # TextArea asks again on each resize at the same width
-    assert quick._offset_to_line_info is held
-    quick.wrap(30, 4)
-    assert quick._offset_to_line_info is not held
-    same_wrapping(text, 30)
-    # An edit rewraps its range; the next full wrapping at the same width is done again.
-    result = doc.replace_range((0, 0), (0, 5), "a much longer first line " * 3)
-    quick.wrap_range((0, 0), (0, 5), result.end_location)
-    wrapped = quick._offset_to_line_info
-    quick.wrap(30, 4)
-    assert quick._offset_to_line_info is not wrapped
-    textual = WrappedDocument(doc, tab_width=4)
-    textual.wrap(30, 4)
-    assert quick._offset_to_line_info == textual._offset_to_line_info
+        text = plan_toml(plan)
+        shown = app.screen.query_one("#text-plan", Preview).text
+        assert shown == excerpt(text)
+        assert shown.split("\n")[:SHOWN] == text.split("\n")[:SHOWN]

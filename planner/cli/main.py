@@ -8,6 +8,7 @@ code 2, and nothing written.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -262,46 +263,21 @@ def _drop_stdout() -> None:
         pass
 
 
+GC_THRESHOLD = 1_000_000
+"""New container objects between two collections of the youngest generation."""
+
+
 def console() -> int:
-    """The `campaign-planner` command (and `python -m planner`): `main` in a process of
-    its own.
+    """The `campaign-planner` command (and `python -m planner`).
 
-    A headless plan validates only the planner's own models, for which no pydantic plugin
-    is of use, and exits within a fraction of a second: that process skips pydantic's plugin
-    search, unless PYDANTIC_DISABLE_PLUGINS is already set, and collects garbage rarely
-    and, in its own process, ends without the interpreter's teardown (`planner.cli.lean`).
-    Only the headless plan, `replan` and `status` do: other commands and the terminal UI
-    start processes (runs, measurements) that inherit the environment, and importing
-    `planner` as a library changes nothing. The processes of `run`, `slurm` and the terminal
-    UI, too, end without the teardown (unless a thread of theirs still runs).
-    """
-    argv = sys.argv[1:]
-    # `replan` reads, packs and writes like a headless plan, and `status` reads and shows;
-    # neither starts a process.
-    headless = argv and (argv[0] not in COMMANDS or argv[0] in ("replan", "status"))
-    if headless and "--tui" not in argv and "--plan" not in argv:
-        from planner.cli.lean import end_process, hold_to_exit, lean_process
-
-        lean_process()
-        hold_to_exit()
-        return end_process(main(argv))
-    if argv and argv[0] in ("run", "slurm"):
-        # A large plan is millions of objects: freeing them one by one at exit took a
-        # good part of a second after the command's work was done (see above).
-        from planner.cli.lean import end_process, hold_to_exit, keep_freed_memory
-
-        if argv[0] == "slurm" or "--dry-run" in argv:  # a read, then the end
-            keep_freed_memory()
-        hold_to_exit()
-        return end_process(main(argv))
-    if not argv or "--tui" in argv:
-        # The terminal UI, once quit, ends without the interpreter's teardown too: freeing
-        # a large plan's objects one by one kept a blank screen up for a good part of a
-        # second after the key. Its environment is left as it was (see above).
-        from planner.cli.lean import end_process
-
-        return end_process(main(argv))
-    return main(argv)
+    A command builds a plan's objects and keeps them to its end; the collector's default
+    pass every 700 new containers walks them again and again and frees nothing: planning a
+    6,000-run matrix took 0.6 s more CPU with it (`benchmarks/bench_scale.py`). Here, at
+    the entry point, collections are made rarer; a program importing the planner keeps its
+    own setting."""
+    gen0, gen1, gen2 = gc.get_threshold()
+    gc.set_threshold(max(gen0, GC_THRESHOLD), gen1, gen2)
+    return main(sys.argv[1:])
 
 
 if __name__ == "__main__":

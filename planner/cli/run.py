@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from planner.cli.args import Parser
-from planner.cli.lean import keep
 from planner.planfile.plan import Plan, Run
 from planner.run import prepare
 from planner.run.journal import History, Workspace
@@ -189,11 +188,8 @@ def cmd_run(argv: Sequence[str]) -> int:
 
 
 def _load(path: str) -> tuple[Plan, Path]:
-    """The plan and its absolute path (`prepare.load_plan`), held until the process ends
-    (`lean.keep`)."""
-    plan, plan_path = prepare.load_plan(path)
-    keep(plan)
-    return plan, plan_path
+    """The plan and its absolute path (`prepare.load_plan`)."""
+    return prepare.load_plan(path)
 
 
 def cmd_status(argv: Sequence[str]) -> int:
@@ -218,8 +214,6 @@ def cmd_status(argv: Sequence[str]) -> int:
         if not args.json:
             return text(plan, hist, ws)
         s = summarize(plan, hist, ws)
-        if args.watch is None:
-            keep(s)  # shown once: its rows are left for the process's end to free
         return json.dumps(s, indent=2)
 
     if args.watch is not None:

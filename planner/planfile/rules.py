@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import functools
 import math
-import operator
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 from datetime import datetime
-from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from planner.spec import bounds
@@ -59,34 +57,6 @@ def check_value(v: Any) -> Any:
     return v
 
 
-def values_fine(values: list[Any]) -> bool:
-    """True when `check_value` refuses none of these values, looked at all at once; False
-    when one may (then each is looked at)."""
-    kinds = set(map(type, values))
-    if not kinds <= {str, int, float, bool}:
-        return False
-    if float in kinds and not all(math.isfinite(v) for v in values if type(v) is float):
-        return False
-    texts = values if kinds == {str} else [v for v in values if type(v) is str]
-    return not texts or max(map(len, texts)) <= VALUE_CHARS
-
-
-def plan_runs_fine(runs: list[Run], held: list[Run], cards: int) -> bool:
-    """True when the plan's checks of its runs (`Plan._unique_ids`: ids used once, cards
-    rented, evaluations of runs of the plan) refuse none, looked at all at once; False when
-    one may, or there are held runs (then each run is looked at)."""
-    if held or not runs:
-        return not runs and not held
-    ids = list(map(operator.attrgetter("id"), runs))
-    known = set(ids)
-    if len(known) != len(ids):
-        return False
-    picked = list(map(operator.attrgetter("card"), runs))
-    if not all(picked) or max(map(max, picked)) >= cards:
-        return False
-    return set(map(operator.attrgetter("depends_on"), runs)) - {""} <= known
-
-
 DERIVED_COMMANDS = "derived commands"
 """Validation context key: True when every run's command was just derived from its
 argument vector (`text.expand`), so it matches by construction."""
@@ -108,23 +78,6 @@ def check_run(run: Run, derived: bool = False) -> None:
     if not derived and display(run.argv, run.shell) != run.command:
         raise ValueError("@command: does not match argv, which is what runs; edit argv "
                          "(and command to match), or plan again")
-
-
-def runs_fine(columns: dict[str, list[Any]], derived: bool, plain: bool = False) -> bool:
-    """True when `check_run` finds nothing in any of these runs (their fields' columns),
-    looked at all at once; False when one may (then each is looked at). `plain`: their
-    text was read from plan.toml without an escape, so it holds no line break."""
-    if not derived or any(columns["shell"]):
-        return False
-    if not all(map(operator.ge, columns["end_h"], columns["start_h"])):
-        return False
-    argvs = columns["argv"]
-    if not all(map(operator.itemgetter(0), argvs)):
-        return False
-    if plain:
-        return True
-    words = "".join(chain.from_iterable(argvs))
-    return "\n" not in words and "\r" not in words
 
 
 def check_plan_runs(runs: Iterable[Run], ids: set[str], cards: int) -> None:
@@ -155,16 +108,12 @@ def check_held_runs(held: Iterable[Run], ids: set[str], cards: int) -> None:
                              "this plan")
 
 
-def value_problem(data: Any, where: str = "", plain: Collection[str] = ()
-                  ) -> tuple[str, str] | None:
+def value_problem(data: Any, where: str = "") -> tuple[str, str] | None:
     """The first value in an edited plan no model should meet: a number that is not finite
-    or is far beyond any plan's, or text with a control character. The top-level keys in
-    `plain` are known to hold none (`plan_fast.Reading.plain`)."""
+    or is far beyond any plan's, or text with a control character."""
     if where or not isinstance(data, dict):
         return _walk(data, where)
     for k, v in data.items():
-        if k in plain:
-            continue
         if isinstance(v, list) and v and all(type(t) is dict for t in v):
             # Arrays of tables (the runs): each table checked at once, and walked value by
             # value, naming the key, only when something in it is found wrong.
@@ -207,35 +156,9 @@ def _clean(table: dict[str, Any], script: bool) -> bool:
         elif kind is int or kind is float:
             if not abs(v) <= _limit(k):  # nan and inf too
                 return False
-        elif kind is not bool:
+        elif kind is not bool and v is not None:  # None: a field the file leaves out
             return False
     return _CONTROL.search("".join(texts)) is None and "\0" not in "".join(scripts)
-
-
-def clean_column(key: str, values: list[Any], script: bool) -> bool:
-    """True when `value_problem` would find nothing in any of these values of key `key`
-    (one key's column of an array of tables; `script`: a run's command or vector); False
-    when it may (then it names what)."""
-    kinds = set(map(type, values))
-    if kinds == {list}:
-        values = list(chain.from_iterable(values))
-        kinds = set(map(type, values))
-    if not kinds <= {str, int, float, bool}:
-        return False
-    if len(kinds) > 1:  # a factor's values: text, numbers and flags
-        return all(clean_column(key, [v for v in values if type(v) is kind], script)
-                   for kind in kinds)
-    if kinds == {str}:
-        text = "".join(values)
-        return "\0" not in text if script and key.startswith(_SCRIPT_FIELDS) \
-            else _CONTROL.search(text) is None
-    if kinds & {int, float}:  # bools are nothing to look for
-        # A nan or an inf makes the sum one that is not finite.
-        sizes = list(map(abs, values))
-        if not max(sizes) <= _limit(key):
-            return False
-        return float not in kinds or math.isfinite(sum(sizes))
-    return True
 
 
 def _walk(data: Any, where: str) -> tuple[str, str] | None:

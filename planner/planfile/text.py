@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from itertools import chain
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from planner.planfile.plan import Run
@@ -38,8 +37,6 @@ def _defaults() -> dict[str, Any]:
 
 
 _DEFAULTS = _defaults()
-_NO_DEFAULT = object()
-_WORDS = '", "'
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -90,57 +87,11 @@ def compact(run: Mapping[str, Any]) -> dict[str, Any]:
 
 def tables(name: str, runs: Iterable[Mapping[str, Any]]) -> str:
     """`[[name]]` tables of these runs (as `model_dump(mode="json")` gives them)."""
-    rows = list(runs)
-    fields = tuple(rows[0]) if rows else ()
-    if rows and all(tuple(r) == fields for r in rows):
-        # Every run has the same fields (a plan's runs do): written a field at a time, each
-        # column's values by one rule for their type, then interleaved run by run.
-        columns = [_column(k, [r[k] for r in rows]) for k in fields]
-        opening = [f"\n[[{name}]]\n"] * len(rows)
-        return "".join(chain.from_iterable(zip(opening, *columns, strict=True)))
     out: list[str] = []
-    for run in rows:
+    for run in runs:
         out.append(f"\n[[{name}]]\n")
         out.extend(f"{key(k)} = {literal(v)}\n" for k, v in compact(run).items())
     return "".join(out)
-
-
-def _plain_words(values: Sequence[list[Any]]) -> bool:
-    """Whether every item of these lists is text that needs no escape."""
-    try:
-        words = "".join(chain.from_iterable(values))
-    except TypeError:  # an item that is not text
-        return False
-    return _ESCAPE.search(words) is None
-
-
-def _column(k: str, values: Sequence[Any]) -> list[str]:
-    """The `key = value` line of each run's value of field `k` ("" where `compact` leaves
-    it out): the text `literal` gives, with the checks made once for the column."""
-    head = f"{key(k)} = "
-    if k in DERIVED:
-        return [""] * len(values)
-    kinds = set(map(type, values))
-    default = _DEFAULTS.get(k, _NO_DEFAULT)
-    if kinds == {str} and _ESCAPE.search("".join(values)) is None:
-        lines = [f'{head}"{v}"\n' for v in values]
-    elif kinds == {int}:
-        lines = [f"{head}{v}\n" for v in values]
-    elif kinds == {bool}:
-        lines = [f"{head}{'true' if v else 'false'}\n" for v in values]
-    elif kinds == {float} and all(map(math.isfinite, values)):
-        lines = [f"{head}{v!r}\n" for v in values]
-    elif kinds == {list} and _plain_words(values):
-        lines = [f'{head}["{_WORDS.join(v)}"]\n' if v else f"{head}[]\n" for v in values]
-    elif kinds == {list} and set(map(type, chain.from_iterable(values))) <= {int}:
-        lines = [f"{head}[{', '.join(map(str, v))}]\n" for v in values]
-    else:
-        lines = [f"{head}{literal(v)}\n" if v is not None else "" for v in values]
-    if default is not _NO_DEFAULT:
-        kind = type(default)
-        lines = ["" if v == default and type(v) is kind else line
-                 for v, line in zip(values, lines, strict=True)]
-    return lines
 
 
 def expand(runs: Any) -> bool:

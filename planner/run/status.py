@@ -7,8 +7,8 @@ import functools
 import time
 from collections import Counter
 from dataclasses import dataclass
-from itertools import compress, repeat
-from operator import add, and_, attrgetter, is_not, itemgetter, not_, sub
+from itertools import repeat
+from operator import add, attrgetter, itemgetter, sub
 from pathlib import Path
 from typing import Any, cast
 
@@ -20,7 +20,7 @@ from planner.run.live import live
 from planner.run.observe import Rate, startup_s
 from planner.run.once import lock_held
 from planner.run.procs import alive
-from planner.run.status_render import Fresh, expand, render
+from planner.run.status_render import render
 
 GROUPS = ("done", "running", "pending", "failed", "blocked")
 _ID = attrgetter("id")
@@ -158,20 +158,6 @@ def _h(t: float | None, origin: float | None) -> float | None:
 def summarize(plan: Plan, hist: History, ws: Workspace, now: float | None = None
               ) -> dict[str, Any]:
     """The status as plain data (what `status --json` prints)."""
-    s = _summary(plan, hist, ws, now)
-    s["runs"] = [r if type(r) is dict else expand(r) for r in s["runs"]]
-    return s
-
-
-def text(plan: Plan, hist: History, ws: Workspace, now: float | None = None) -> str:
-    """The status for a person: `render(summarize(...))`, without a table of its own made
-    for each row of a run that has not started (a large plan's hundred thousand)."""
-    return render(_summary(plan, hist, ws, now))
-
-
-def _summary(plan: Plan, hist: History, ws: Workspace, now: float | None = None
-             ) -> dict[str, Any]:
-    """`summarize`, but a row of a run that has not started may come as `Fresh`."""
     now = time.time() if now is None else now
     figures = live(plan, hist, ws, now)  # the same figures as replan and the Progress screen
     hist, recs, observed = figures.hist, figures.recs, figures.observed
@@ -184,8 +170,7 @@ def _summary(plan: Plan, hist: History, ws: Workspace, now: float | None = None
                    origin, left if origin is not None else None)
     c = plan.campaign
     startup = startup_s(plan)
-    fits = proj.fits
-    runs, late = _rows(plan.runs, recs, groups, fits, observed, now, origin, startup,
+    runs, late = _rows(plan.runs, recs, groups, proj.fits, observed, now, origin, startup,
                        ws.workdir)
     counted = Counter(groups.values())
     return {
@@ -205,78 +190,44 @@ def _summary(plan: Plan, hist: History, ws: Workspace, now: float | None = None
     }
 
 
+def text(plan: Plan, hist: History, ws: Workspace, now: float | None = None) -> str:
+    """The status for a person: `render(summarize(...))`."""
+    return render(summarize(plan, hist, ws, now))
+
+
 def _rows(runs: list[Run], recs: dict[str, RunRecord], groups: dict[str, str],
           fits: dict[str, tuple[float, float, tuple[int, ...]] | None],
           observed: dict[str, Rate], now: float, origin: float | None, startup: float,
-          workdir: Path) -> tuple[list[dict[str, Any] | Fresh], list[str]]:
-    """Each run's row, and the runs left that no longer fit. A run not started whose
-    record, kind, variant and steps an earlier one that fits shares (most of a large plan
-    before its window) comes as `Fresh`, with that one's row as its template: those are
-    made a column at a time, in C passes."""
-    ids = list(map(_ID, runs))
-    records = list(map(recs.__getitem__, ids))
-    states = list(map(groups.__getitem__, ids))
-    placed = list(map(fits.get, ids))
-    starts, ends = list(map(_START, runs)), list(map(_END, runs))
-    planned = list(map(_seconds, map(sub, ends, starts)))
-    n = len(runs)
-    if None not in placed:  # every run placed (most plans): a C pass each
-        every = cast(list[tuple[float, float, tuple[int, ...]]], placed)
-        projected: list[float | None] = list(map(round, map(_P_END, every), repeat(6, n)))
-        fit = [True] * n
-    else:
-        projected = [None if p is None else round(p[1], 6) for p in placed]
+          workdir: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """Each run's row, and the runs left that no longer fit."""
+    rows: list[dict[str, Any]] = []
+    late: list[str] = []
+    for r in runs:
+        rec, state = recs[r.id], groups[r.id]
+        busy = rec.busy_s + (now - rec.started if state == "running" and rec.started else 0.0)
+        place = fits.get(r.id)
         # Runs done, failed or blocked are not projected: only those left can miss.
-        fit = [p is not None or rid not in fits for p, rid in zip(placed, ids, strict=True)]
-    unused = {id(rec) for rec in {id(rec): rec for rec in records}.values()
-              if not (rec.trace or rec.attempts)}
-    keys = list(zip(map(id, records), map(_KIND, runs), map(_VARIANT, runs),
-                    map(_STEPS, runs), strict=True))
-    fresh = list(map(and_, map(unused.__contains__, map(id, records)),
-                     map("pending".__eq__, states)))
-    # A template's row: the first of its key that fits (the last of the reversed ones).
-    candidates = list(map(and_, fresh, map(is_not, placed, repeat(None, n))))
-    first = dict(zip(reversed(list(compress(keys, candidates))),
-                     reversed(list(compress(range(n), candidates))), strict=True))
-    whole = sorted([*compress(range(n), map(not_, fresh)), *(
-        i for i, key in zip(compress(range(n), fresh), compress(keys, fresh), strict=True)
-        if first.get(key, i) >= i)])
-    of_record: dict[tuple[int, str], dict[str, Any]] = {}
-
-    def row(i: int) -> dict[str, Any]:
-        r, rec, state = runs[i], records[i], states[i]
-        mine = of_record.get((id(rec), state))
-        if mine is None:  # what a row says of its record alone, worked out once a record
-            busy = rec.busy_s + (now - rec.started if state == "running" and rec.started
-                                 else 0.0)
-            mine = of_record[(id(rec), state)] = {
-                "state": state, "detail": rec.state, "attempts": rec.attempts,
-                "failures": rec.failures, "exit_code": rec.exit_code,
-                "reason": rec.reason or None, "actual_start_h": _h(rec.first_start, origin),
-                "actual_end_h": _h(rec.ended, origin) if state == "done" else None,
-                "actual_s": round(busy, 1), "checkpoints": rec.checkpoints}
+        fits_yet = place is not None or r.id not in fits
+        if not fits_yet:
+            late.append(r.id)
         rate = observed.get(r.variant)
-        if not fresh[i]:
-            progress = run_fields(r, rec, state, now, rate, startup, workdir)
-        else:  # nothing run yet: the same fields for every run of a configuration
+        if state == "pending" and not (rec.trace or rec.attempts):
+            # Nothing run yet: no trace to read progress from.
             progress = {
                 "planned_s_per_step": rate.planned_seconds_per_step if rate else None,
                 "observed_s_per_step": None, "step": 0, "steps": r.steps,
                 "progress": None, "resumes_from_step": None, "resumes_recorded": None}
-        return {
-            "id": ids[i], "kind": r.kind, "state": state, "detail": mine["detail"],
-            "attempts": mine["attempts"], "failures": mine["failures"],
-            "exit_code": mine["exit_code"], "reason": mine["reason"],
-            "planned_start_h": starts[i], "planned_end_h": ends[i], "planned_s": planned[i],
-            "actual_start_h": mine["actual_start_h"], "actual_end_h": mine["actual_end_h"],
-            "actual_s": mine["actual_s"], "checkpoints": mine["checkpoints"],
-            "projected_end_h": projected[i], "fits": fit[i], **progress,
-        }
-
-    made = {i: row(i) for i in whole}
-    templates = {key: made[i] for key, i in first.items()}
-    out: list[Any] = list(zip(map(templates.get, keys), ids, starts, ends, planned,
-                              projected, fit, strict=True))
-    for i, full in made.items():
-        out[i] = full
-    return out, list(compress(ids, map(not_, fit)))
+        else:
+            progress = run_fields(r, rec, state, now, rate, startup, workdir)
+        rows.append({
+            "id": r.id, "kind": r.kind, "state": state, "detail": rec.state,
+            "attempts": rec.attempts, "failures": rec.failures, "exit_code": rec.exit_code,
+            "reason": rec.reason or None, "planned_start_h": r.start_h,
+            "planned_end_h": r.end_h, "planned_s": _seconds(r.end_h - r.start_h),
+            "actual_start_h": _h(rec.first_start, origin),
+            "actual_end_h": _h(rec.ended, origin) if state == "done" else None,
+            "actual_s": round(busy, 1), "checkpoints": rec.checkpoints,
+            "projected_end_h": None if place is None else round(place[1], 6),
+            "fits": fits_yet, **progress,
+        })
+    return rows, late

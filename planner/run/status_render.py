@@ -8,14 +8,6 @@ from typing import Any
 
 import humanize
 
-Fresh = tuple[dict[str, Any], str, float, float, float, "float | None", bool]
-"""A row of a run that has not started, as `status.rows` gives it while it shares
-everything but its own figures with a row before it: that row (its template), and the
-run's id, planned start and end hours, planned seconds, projected end hour and whether it
-still fits."""
-FRESH_KEYS = ("id", "planned_start_h", "planned_end_h", "planned_s", "projected_end_h", "fits")
-"""The keys of a row a `Fresh` row gives its own values of, in its order."""
-
 
 @functools.lru_cache(maxsize=4096)
 def span(seconds: float) -> str:
@@ -25,13 +17,6 @@ def span(seconds: float) -> str:
     unit = "seconds" if s < 600 else "minutes" if s < 86400 else "hours"
     return humanize.precisedelta(timedelta(seconds=s), minimum_unit=unit,
                                  format="%0.1f" if s < 10 else "%0.0f")
-
-
-def expand(row: Fresh) -> dict[str, Any]:
-    """A `Fresh` row as the table of its own (its template's keys, in their order)."""
-    out = row[0].copy()
-    out.update(zip(FRESH_KEYS, row[1:], strict=True))
-    return out
 
 
 def observed_lines(s: dict[str, Any]) -> list[str]:
@@ -124,36 +109,22 @@ PACE_INDENT = 6
 """Columns before a row's exit code and pace, on the line under the row."""
 
 
-def _lines(rows: list[dict[str, Any] | Fresh], width: int, cut: int) -> list[str]:
+def _lines(rows: list[dict[str, Any]], width: int, cut: int) -> list[str]:
     """Each row's line, its id less its first `cut` characters (the campaign's id, said
-    once above the table). A `Fresh` row's line is its template's, but for its own id and
-    cells: the rest is written once a template."""
+    once above the table)."""
     out = []
-    around: dict[int, tuple[str, str]] = {}
     for r in rows:
-        if not isinstance(r, tuple):
-            head, tail = _around(r)
-            cells = _cells(r["planned_start_h"], r["planned_end_h"], r["actual_start_h"],
-                           r["actual_end_h"])
-            out.append(f"  {r['id'][cut:]:<{width}}  {head}{cells}{tail}")
-            continue
-        template, rid, start, end = r[:4]
-        parts = around.get(id(template))
-        if parts is None:
-            parts = around[id(template)] = _around(template)
-        cells = _cells(start, end, template["actual_start_h"], template["actual_end_h"])
-        out.append(f"  {rid[cut:]:<{width}}  {parts[0]}{cells}{parts[1]}")
+        head, tail = _around(r)
+        cells = _cells(r["planned_start_h"], r["planned_end_h"], r["actual_start_h"],
+                       r["actual_end_h"])
+        out.append(f"  {r['id'][cut:]:<{width}}  {head}{cells}{tail}")
     return out
-
-
-def _id(row: dict[str, Any] | Fresh) -> str:
-    return row[1] if isinstance(row, tuple) else row["id"]  # type: ignore[no-any-return]
 
 
 def _table(s: dict[str, Any]) -> list[str]:
     """The runs' table, each row within 80 columns for the shipped presets: the ids less
     the campaign's id they all begin with, said once above it."""
-    ids = list(map(_id, s["runs"]))
+    ids = [r["id"] for r in s["runs"]]
     prefix = f"{s['campaign']}-"
     cut = len(prefix) if ids and all(i.startswith(prefix) for i in ids) else 0
     width = max(3, *(len(i) - cut for i in ids)) if ids else 3
@@ -163,7 +134,7 @@ def _table(s: dict[str, Any]) -> list[str]:
 
 
 def render(s: dict[str, Any]) -> str:
-    """The status for a person, from `status.summarize` (its rows tables, or `Fresh`)."""
+    """The status for a person, from `status.summarize`."""
     counts = " · ".join(f"{n} {g}" for g, n in s["counts"].items())
     lines = [f"{s['campaign']} · working directory {s['workdir']}",
              f"Runs      {counts} (of {len(s['runs'])})",

@@ -16,7 +16,6 @@ subclass, a few milliseconds of every headless run. A name defined further down 
 import functools
 import itertools
 import typing
-from collections.abc import Callable
 from typing import Any, ClassVar, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -27,7 +26,6 @@ SLUG = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 """Names used in ids and paths: letters, digits, `.`, `_` and `-`, not starting with a dot."""
 
 M = TypeVar("M", bound=type[BaseModel])
-B = TypeVar("B", bound=BaseModel)
 
 
 class Lax(BaseModel):
@@ -80,54 +78,6 @@ def _control_in(value: Any) -> str | None:
             if _control_in(item) is not None:
                 return f".{k}"
     return None
-
-
-_IMMUTABLE = (type(None), bool, int, float, str, tuple, frozenset)
-
-
-def constructor(cls: type[B]) -> Callable[..., B]:
-    """`cls.model_construct`, for building many instances from values that are already of
-    the right types (a run per matrix cell on every replan): the same instance, fields in
-    their declared order, defaults for the fields not given, nothing validated; without
-    model_construct's per-field look-ups of aliases and copies of defaults.
-
-    Only for models without aliases, default factories, mutable defaults, extra fields or
-    post-init hooks (refused here, where the constructor is made)."""
-    fields = cls.__pydantic_fields__
-    defaults: dict[str, Any] = {}
-    for name, info in fields.items():
-        if info.alias is not None or info.validation_alias is not None \
-                or info.default_factory is not None:
-            raise TypeError(f"{cls.__name__}.{name}: aliases and default factories need "
-                            "model_construct")
-        if not info.is_required():
-            if not isinstance(info.default, _IMMUTABLE):
-                raise TypeError(f"{cls.__name__}.{name}: a mutable default needs "
-                                "model_construct")
-            defaults[name] = info.default
-    if cls.__pydantic_post_init__ or cls.model_config.get("extra") == "allow":
-        raise TypeError(f"{cls.__name__}: post-init and extra fields need model_construct")
-    # Every field in its declared order (None for the required ones, always given): a merge
-    # with the values given keeps that order.
-    base = {name: defaults.get(name) for name in fields}
-    names = frozenset(fields)
-    required = names - defaults.keys()
-    setattr_ = object.__setattr__
-
-    def make(**values: Any) -> B:
-        given = set(values)
-        if not required <= given <= names:
-            raise TypeError(f"{cls.__name__}: fields missing {sorted(required - given)} or "
-                            f"unknown {sorted(given - names)}")
-        merged = {**base, **values}
-        m = cls.__new__(cls)
-        setattr_(m, "__dict__", merged)
-        setattr_(m, "__pydantic_fields_set__", given)
-        setattr_(m, "__pydantic_extra__", None)
-        setattr_(m, "__pydantic_private__", None)
-        return m
-
-    return make
 
 
 @functools.cache

@@ -63,38 +63,6 @@ def run_id_problem(run_id: str) -> str | None:
     return None
 
 
-_RUN_ID_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._=-"
-_NOT_FIRST = ("\n.", "\n_", "\n-", "\n=")
-
-
-def run_ids_fine(run_ids: list[str]) -> bool:
-    """True when `run_id_problem` finds nothing in any of these ids, looked at all at once
-    (a plan's hundred thousand, read back); False when one may (then each is looked at)."""
-    if not run_ids:
-        return True
-    if min(map(len, run_ids)) < 1 or max(map(len, run_ids)) > RUN_ID_CHARS:
-        return False
-    joined = "\n" + "\n".join(run_ids)
-    if any(bad in joined for bad in _NOT_FIRST) or not joined.isascii():
-        return False
-    return joined.encode().translate(None, _RUN_ID_BYTES) == b"\n" * len(run_ids)
-
-
-def run_paths_fine(paths: list[str]) -> bool:
-    """True when `check_run_path` finds nothing in any of these paths, looked at all at
-    once; False when one may (then each is looked at)."""
-    if not paths:
-        return True
-    # Short paths (most plans' every path), within both byte limits as they stand.
-    if max(map(len, paths)) * 4 > min(ROOT_CHARS + 2 * RUN_ID_CHARS, COMPONENT_CHARS):
-        return False
-    if not all(map(str.strip, paths)):  # empty, or only blanks
-        return False
-    joined = "\n".join(paths)
-    return "\0" not in joined and "\r" not in joined and ".." not in joined \
-        and joined.count("\n") == len(paths) - 1
-
-
 def check_run_id(run_id: str) -> str:
     """`run_id`, if it may name a run's files (a pydantic validator body)."""
     problem = run_id_problem(run_id)

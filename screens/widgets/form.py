@@ -161,13 +161,12 @@ class ChoiceRow(FieldRow):
 class _Wrapping(TextArea):
     """A text area where Enter moves on, as in a one-line field, instead of adding a line."""
 
-    async def _on_key(self, event: events.Key) -> None:
+    def on_key(self, event: events.Key) -> None:
+        # Runs before the text area's own key handling, which `prevent_default` skips.
         if event.key == "enter":
             event.stop()
             event.prevent_default()
             self.screen.focus_next()
-            return
-        await super()._on_key(event)
 
 
 class WrapRow(FieldRow):

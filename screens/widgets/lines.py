@@ -12,9 +12,9 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.strip import Strip
+from textual.widget import Widget
 
 from planner.planfile.plan import Plan
-from screens.widgets.onepass import OnePass
 
 Draw = Callable[[Plan, int], list[Text]]
 Count = Callable[[Plan, int], int]
@@ -23,7 +23,7 @@ Prepare = Callable[[Plan, int], tuple[int, Line]]
 """What a block needs to draw any one line: (how many lines, the drawer of line y)."""
 
 
-class Lines(OnePass):
+class Lines(Widget):
     """Lines drawn from a plan by `draw(plan, width)`, redrawn on resize.
 
     With `count(plan, width)` (how many lines `draw` makes), the lines are drawn only when
