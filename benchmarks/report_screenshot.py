@@ -1,4 +1,4 @@
-"""Regenerate the README's picture of the report: `ablation-30d` on 8 cards, opened in
+"""Regenerate the report's picture on docs/report.md: `ablation-30d` on 8 cards, opened in
 headless Chromium at 1280 × 800.
 
     python benchmarks/report_screenshot.py [OUT.png]   # default: docs/report.png

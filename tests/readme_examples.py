@@ -1,6 +1,6 @@
-"""The README's command examples, read as tests read them.
+"""The command examples of the README and of the docs pages, read as tests read them.
 
-The convention, for any section of README.md:
+The convention, for any section of README.md or of a page of docs/:
 
 - a command example is a line `$ campaign-planner ...` (in an indented block or a fenced
   ```console block); the lines after it, up to the next `$` line or the block's end, are
@@ -12,8 +12,10 @@ The convention, for any section of README.md:
   command the next example needs run first, e.g. the export whose plan it reads; it must
   succeed, its output is not compared.
 
+Setup lines and examples belong to their page; the `# NAME.toml` files of every page are
+written for every example, so a file's name is shown with one text only.
 `tests/test_readme_examples.py` runs every example so found; a new example is covered as
-soon as it is written this way.
+soon as it is written this way, on a new page too.
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 
 PROMPT = "$ campaign-planner"
 SETUP = re.compile(r"^<!-- setup: (campaign-planner .*) -->$")
@@ -42,6 +46,8 @@ class Example:
     """The lines shown under it (trailing blank lines dropped)."""
     setup: tuple[str, ...] = ()
     """Commands run before it (`<!-- setup: ... -->` lines above it)."""
+    page: str = "README.md"
+    """The page it is on, relative to the repository's root."""
 
     def matches(self, got: str) -> bool:
         """Whether the program's output is the one shown, `...` lines standing for any
@@ -75,9 +81,25 @@ def _blocks(lines: list[str]) -> list[tuple[int, list[str]]]:
     return blocks
 
 
+def pages() -> list[Path]:
+    """README.md, then every page of docs/ in name order: the pages examples are read from."""
+    return [README, *sorted(DOCS.glob("*.md"))]
+
+
+def page_with(marker: str) -> str:
+    """The text of the one page (README.md or a docs page) that holds `marker`: the tests of
+    one section read it wherever it lives."""
+    holding = [path for path in pages() if marker in path.read_text(encoding="utf-8")]
+    assert len(holding) == 1, f"{marker!r} is on {len(holding)} pages: {holding}"
+    return holding[0].read_text(encoding="utf-8")
+
+
 def examples(text: str | None = None) -> list[Example]:
-    """Every command example of the README (or of `text`), in order."""
-    lines = (README.read_text() if text is None else text).splitlines()
+    """Every command example of the README and the docs pages (or of `text`), in order."""
+    if text is None:
+        return [dataclasses.replace(example, page=path.relative_to(ROOT).as_posix())
+                for path in pages() for example in examples(path.read_text(encoding="utf-8"))]
+    lines = text.splitlines()
     found: list[Example] = []
     setups = [(i, m.group(1).strip()) for i, line in enumerate(lines)
               if (m := SETUP.match(line))]
@@ -108,9 +130,17 @@ def _example(line: int, command: str, output: list[str]) -> Example:
 
 
 def files(text: str | None = None) -> dict[str, str]:
-    """Files the README shows as `# NAME.toml` blocks: name → text."""
-    readme = README.read_text() if text is None else text
-    out: dict[str, str] = {}
+    """Files the README and the docs pages (or `text`) show as `# NAME.toml` blocks:
+    name → text. One name shown with two texts is an error."""
+    if text is None:
+        out: dict[str, str] = {}
+        for path in pages():
+            for name, body in files(path.read_text(encoding="utf-8")).items():
+                assert out.get(name, body) == body, f"{name} is shown with two texts"
+                out[name] = body
+        return out
+    readme = text
+    out = {}
     for match in re.finditer(r"^```toml\n# ([\w.-]+\.toml)\b[^\n]*\n(.*?)^```$", readme,
                              re.MULTILINE | re.DOTALL):
         out[match.group(1)] = match.group(0).split("\n", 1)[1].rsplit("```", 1)[0]

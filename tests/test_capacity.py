@@ -215,11 +215,10 @@ def test_embedding_versions_fit_and_one_more_does_not() -> None:
 
 
 def test_readme_capacity_examples_are_the_real_output(capsys: Any) -> None:
-    from pathlib import Path
-
     from planner.cli.main import main
+    from tests.readme_examples import page_with
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    readme = page_with("## How much fits: capacity")
     section = readme.split("## How much fits: capacity")[1].split("\n## ")[0]
     examples: list[tuple[list[str], list[str]]] = []
     for line in section.splitlines():

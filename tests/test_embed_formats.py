@@ -1,6 +1,6 @@
 """Export formats and vector types, without a model: every format reads back what was
 written, int8 and binary equal sentence-transformers' `quantize_embeddings`, temporary
-shard files are swept, and the README's loading snippets run on the files the exporter
+shard files are swept, and the docs' loading snippets run on the files the exporter
 writes."""
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ pytest.importorskip("pyarrow")
 
 from planner.embed import formats  # noqa: E402
 from planner.embed.formats import Vectors  # noqa: E402
-
-README = Path(__file__).resolve().parent.parent / "README.md"
 
 
 def unit_vectors(n: int = 12, dim: int = 20, seed: int = 0) -> Any:
@@ -114,11 +112,12 @@ def test_leftover_temporary_shards_are_swept_unless_a_live_worker_holds_them(
 
 
 def readme_snippets() -> dict[str, str]:
-    """The Python blocks of the README's loading section, by the comment on their first
+    """The Python blocks of the docs' loading section, by the comment on their first
     line (`# numpy`, `# pandas`, …)."""
-    text = README.read_text()
-    section = text[text.index("### Loading a version"):]
-    section = section[:section.index("\n### ", 5)]
+    from tests.readme_examples import page_with
+    text = page_with("## Loading a version")
+    section = text[text.index("## Loading a version"):]
+    section = section[:section.index("\n## ", 5)]
     blocks = re.findall(r"```python\n(.*?)```", section, re.S)
     return {b.splitlines()[0].lstrip("# ").split()[0]: b for b in blocks}
 

@@ -312,8 +312,9 @@ def test_the_readme_example_is_a_valid_measurement_section(tmp_path: Path) -> No
     import re
     import tomllib
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    section = readme.split("### Any transformers architecture, from its config", 1)[1]
+    from tests.readme_examples import page_with
+    marker = "## Any transformers architecture, from its config"
+    section = page_with(marker).split(marker, 1)[1]
     block = re.search(r"```toml\n(.*?)```", section, re.DOTALL)
     assert block is not None
     example = tomllib.loads(block[1])["ablation"]

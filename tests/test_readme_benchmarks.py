@@ -1,6 +1,6 @@
-"""The README's claims of speed stay tied to the benchmarks that measure them: a paragraph
-that states a time or a memory peak cites a benchmark command, and every benchmark command
-the README gives names a script that exists and takes the options written after it.
+"""The claims of speed of the README and the docs pages stay tied to the benchmarks that
+measure them: a paragraph that states a time or a memory peak cites a benchmark command, and
+every benchmark command they give names a script that exists and takes the options written after it.
 
 Figures themselves are machine-dependent and are not checked here: the benchmark prints
 them beside the load average (speed is never asserted in tests)."""
@@ -10,8 +10,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from tests.readme_examples import pages
+
 ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+README = "\n\n".join(path.read_text(encoding="utf-8") for path in pages())
+"""The README and every docs page: a claim of speed is held to its benchmark on any of them."""
 
 SPEED = re.compile(
     r"\b(?:in|takes?|took|taking|under|within) (?:about |under |well under |less than )?"

@@ -1,6 +1,6 @@
-"""Every command example of the README that shows output is the program's real output
-(see tests/readme_examples.py for how an example is written): each is run in a folder
-holding the README's `# NAME.toml` files, and must print what the README shows."""
+"""Every command example of the README and of the docs pages that shows output is the
+program's real output (see tests/readme_examples.py for how an example is written): each is
+run in a folder holding the pages' `# NAME.toml` files, and must print what its page shows."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ def test_the_readme_has_examples_and_files() -> None:
     commands = [e.command for e in EXAMPLES]
     assert any(c.startswith("campaign-planner advise") for c in commands)
     assert all(e.output for e in EXAMPLES), "an example without output shows nothing to check"
-    assert {"prices.toml", "sweep.toml"} <= set(files())
+    assert {"prices.toml", "sweep.toml", "my-campaign.toml"} <= set(files())
+    assert {e.page for e in EXAMPLES} >= {"README.md", "docs/advise.md", "docs/what-if.md"}
 
 
 def test_the_reader_finds_examples_in_both_kinds_of_block() -> None:
@@ -39,7 +40,7 @@ def test_the_reader_finds_examples_in_both_kinds_of_block() -> None:
     assert files(text) == {"a.toml": "# a.toml — a file\nx = 1\n"}
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=[f"line{e.line}" for e in EXAMPLES])
+@pytest.mark.parametrize("example", EXAMPLES, ids=[f"{e.page}:{e.line}" for e in EXAMPLES])
 def test_the_example_is_the_real_output(example: Example, tmp_path: Path,
                                         capsys: pytest.CaptureFixture[str],
                                         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -57,7 +58,7 @@ def test_the_example_is_the_real_output(example: Example, tmp_path: Path,
     output = got.out + got.err
     shown = "\n".join(example.output) + "\n"
     assert example.matches(output), (
-        f"README.md line {example.line}: `{example.command}` prints\n"
+        f"{example.page} line {example.line}: `{example.command}` prints\n"
         + "".join(difflib.unified_diff(shown.splitlines(True), output.splitlines(True),
-                                       "README", "program")))
+                                       example.page, "program")))
     assert code == (2 if "error:" in shown else 0), example.command

@@ -1,4 +1,5 @@
-"""The README's example of a link refused where the executor writes, run as written."""
+"""The documented example (docs/running.md) of a link refused where the executor writes,
+run as written."""
 
 from __future__ import annotations
 
@@ -7,14 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.readme_examples import page_with
 from tests.run_fixtures import harness as h
-
-README = Path(__file__).resolve().parent.parent / "README.md"
 
 
 def _example() -> tuple[list[str], list[str]]:
     """The `$ ` command lines and the output lines of the example block."""
-    lines = README.read_text().splitlines()
+    lines = page_with("$ ln -s ~/.bashrc").splitlines()
     start = next(i for i, line in enumerate(lines)
                  if line.strip().startswith("$ ln -s ~/.bashrc"))
     block = []

@@ -1,19 +1,19 @@
-"""The README's command-template examples, checked against what the planner does: each
-example's argument vector is what the template fills to, each refusal's message is what
-loading the template says."""
+"""The documented command-template examples (docs/presets.md), checked against what the
+planner does: each example's argument vector is what the template fills to, each refusal's
+message is what loading the template says."""
 
 from __future__ import annotations
 
 import re
 import tomllib
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from planner.spec.templates import TRAINING_PLACEHOLDERS, Args, check_template, fill
+from tests.readme_examples import page_with
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+README = page_with("<!-- template example -->")
 
 
 def _blocks(kind: str) -> list[dict[str, Any]]:

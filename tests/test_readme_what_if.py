@@ -1,5 +1,6 @@
-"""The README's worked example of what-if flags and factor sweeps is the program's real
-output: each command in it is run, and its output must match the README line for line."""
+"""The documented worked example of what-if flags and factor sweeps (docs/what-if.md) is
+the program's real output: each command in it is run, and its output must match the page
+line for line."""
 
 from __future__ import annotations
 
@@ -10,14 +11,14 @@ from pathlib import Path
 import pytest
 
 from planner.cli.main import main
-
-README = Path(__file__).resolve().parent.parent / "README.md"
+from tests.readme_examples import page_with
 
 
 def _section() -> str:
-    text = README.read_text()
+    text = page_with("## Factor sweeps")
     start = text.index("## Factor sweeps")
-    return text[start:text.index("\n## ", start + 1)]
+    end = text.find("\n## ", start + 1)  # the page's last section runs to its end
+    return text[start:end if end >= 0 else None]
 
 
 def _block(section: str, opening: str) -> str:

@@ -239,8 +239,9 @@ def test_neither_a_plan_nor_importing_the_report_loads_plotly(tmp_path: Path) ->
 
 def test_the_readme_example_prints_what_it_shows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    block = readme[readme.index("## A picture of the plan"):]
+    from tests.readme_examples import page_with
+    readme = page_with("# A picture of the plan")
+    block = readme[readme.index("# A picture of the plan"):]
     shown = re.search(r"\n    \$ campaign-planner (report [^\n]+)\n((?:    [^$\n][^\n]*\n)+)",
                       block)
     assert shown is not None
@@ -252,7 +253,7 @@ def test_the_readme_example_prints_what_it_shows(tmp_path: Path, monkeypatch: py
     assert capsys.readouterr().out == want
     picture = re.search(r"!\[[^]]*\]\(([^)]+\.png)\)", block)
     assert picture is not None
-    assert (Path(__file__).resolve().parent.parent / picture.group(1)).is_file()
+    assert (Path(__file__).resolve().parent.parent / "docs" / picture.group(1)).is_file()
 
 
 def test_many_variants_share_one_trace_and_keep_their_colour_and_provenance() -> None:

@@ -2,7 +2,7 @@
 
 Every number is finite (inf and nan are refused by the models' base class) and below a
 bound far past any real campaign, so arithmetic on it stays exact enough and fast, and no
-date or duration built from it overflows. The README lists them.
+date or duration built from it overflows. docs/presets.md ("Bounds on input") lists them.
 """
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ class MeasureSpec(Strict):
     """`reference = "hf"`: factors that do not change a step (learning rate, data …),
     measured as the same workload. Any other factor must be a field of the config."""
     factory: str | None = Field(default=None, pattern=FACTORY)
-    """Your own model: `package.module:function` (see the factory protocol in the README)."""
+    """Your own model: `package.module:function` (the factory protocol: docs/measuring.md)."""
     d_model: int = Field(default=256, ge=8)
     """Reference: hidden size."""
     layers: int = Field(default=4, ge=1)
