@@ -90,13 +90,21 @@ def test_slow_variant_replanned_and_finished(tmp_path: Path) -> None:
     assert slow["ratio"] == pytest.approx(2.0, abs=1e-4)
     assert base["ratio"] == pytest.approx(1.0, abs=1e-4)
     cid = plan.campaign.id
-    assert sorted(out["finished"]) == [f"{cid}-baseline-s0", f"{cid}-slow-s0"]
+    # The executor is stopped once two runs have finished; on a loaded machine the third
+    # (the baseline's seed 1, next on the card) may finish before the stop reaches it. Either
+    # way the replan must count what finished, re-time the rest and drop the slow seed 2.
+    first = {e["run"] for e in h.journal(wd)
+             if e["ev"] == "exited" and e["outcome"] == "finished"}
+    assert {f"{cid}-baseline-s0", f"{cid}-slow-s0"} <= first
+    assert first <= {f"{cid}-baseline-s0", f"{cid}-slow-s0", f"{cid}-baseline-s1"}
+    assert sorted(out["finished"]) == sorted(first)
     assert out["revision"] == 1 and out["parent"] == cid
     assert [d["id"] for d in out["dropped"]] == [f"{cid}-slow-s2"]
     assert "no longer ends by hour" in out["dropped"][0]["reason"]
     assert "slow" in out["dropped"][0]["reason"] or "2." in out["dropped"][0]["reason"]
-    assert sorted(out["remaining"]) == sorted(f"{cid}-{v}-s{s}" for v, s in
-                                              [("baseline", 1), ("slow", 1), ("baseline", 2)])
+    assert sorted(out["remaining"]) == sorted(
+        f"{cid}-{v}-s{s}" for v, s in [("baseline", 1), ("slow", 1), ("baseline", 2)]
+        if f"{cid}-{v}-s{s}" not in first)
     rev = h.load(rev_dir / "plan.toml")
     assert rev.revision == 1 and rev.parent == cid
     assert [r.id for r in rev.held] == [f"{cid}-slow-s2"]
@@ -107,8 +115,9 @@ def test_slow_variant_replanned_and_finished(tmp_path: Path) -> None:
     held = out["resuming"].get(f"{cid}-baseline-s1", {}).get("from_step", 0)
     assert timed[f"{cid}-slow-s1"] == pytest.approx(planned[f"{cid}-slow-s1"]
                                                     + STEPS * STEP_S, abs=1e-3)
-    assert timed[f"{cid}-baseline-s1"] == pytest.approx(planned[f"{cid}-baseline-s1"]
-                                                        - held * STEP_S, abs=1e-3)
+    if f"{cid}-baseline-s1" not in first:
+        assert timed[f"{cid}-baseline-s1"] == pytest.approx(planned[f"{cid}-baseline-s1"]
+                                                            - held * STEP_S, abs=1e-3)
     assert min(r.start_h for r in rev.runs if r.id in out["remaining"]) >= out["now_h"] - 1e-6
 
     second = h.start(rev_dir / "plan.toml", "--workdir", str(wd), out=wd / "second.out")

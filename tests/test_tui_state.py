@@ -55,7 +55,8 @@ def test_variants_added_replaced_removed() -> None:
                                 "step_time_s": fig, "peak_memory_gib": fig})
     added = state.put_variant(p, v)
     assert [x.name for x in added.adaptation.variants][-1] == "rank8"
-    replaced = state.put_variant(added, v.model_copy(update={"name": "rank4"}), 0)
+    rank4 = v.model_copy(update={"name": "rank4", "changes": {"lora_rank": 4}})
+    replaced = state.put_variant(added, rank4, 0)
     assert replaced.adaptation.variants[0].name == "rank4"
     gone = state.drop_variant(p, 0)
     assert "rank64" not in [x.name for x in gone.adaptation.variants]
