@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from planner.campaign import trial_runs
+from planner.campaign.trial import trial_runs
 from planner.run.progress import read_report, read_step
 from planner.run.trial import Attempt, Budget, Trial, exit_words, trial_env
 from planner.run.trial_device import MemoryWatch, describe, open_nvml

@@ -151,7 +151,8 @@ def _interrupt(signum: int, frame: object) -> None:
 def main(argv: Sequence[str]) -> int:
     """Entry point of `campaign-planner trial`."""
     args = parser().parse_args(argv)
-    from planner.campaign import campaign_id, trial_runs
+    from planner.campaign import campaign_id
+    from planner.campaign.trial import trial_runs
     from planner.figures.measured import spec_of
     from planner.figures.measurements import measurements_toml
     from planner.run.trial import Trial

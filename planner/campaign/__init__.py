@@ -8,14 +8,14 @@ import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from planner.campaign.runs import adaptation_values, check_ids, training_runs
 from planner.errors import InputError
 from planner.figures import measured
 from planner.figures.analytic_tier import disagreements
 from planner.figures.estimates import DEFAULT_ESTIMATE, entered_configs, figures_on
 from planner.packing.capacity_search import training_capacity
-from planner.packing.pack import Job, Packing, Solver, pack
-from planner.packing.schedule import Placement
-from planner.packing.why import Reasons, jobs_of
+from planner.packing.pack import Solver, pack
+from planner.packing.why import jobs_of
 from planner.planfile.plan import (
     AdaptationPlan,
     Assumptions,
@@ -26,15 +26,12 @@ from planner.planfile.plan import (
     Run,
 )
 from planner.planning import discipline
-from planner.planning.spare import spare_specs
 from planner.planning.summary import summarize
 from planner.spec.catalog import Card, Catalog
 from planner.spec.costs import Estimate, MeasuredFrom
-from planner.spec.matrix import Config, RunSpec, configs, expand, fmt_value, memory_budget
-from planner.spec.paths import run_id_problem
-from planner.spec.preset import FactorValue, Preset, Training
+from planner.spec.matrix import Config, configs, expand, memory_budget
+from planner.spec.preset import Preset
 from planner.spec.sweeps import sweep_notes
-from planner.spec.templates import Args, TemplateError, fill
 
 if TYPE_CHECKING:
     from planner.corpus.layout import Layout
@@ -131,153 +128,6 @@ def check(preset: Preset, catalog: Catalog, source: str | None = None) -> tuple[
     return card, warnings
 
 
-def _command(template: str, shell: bool, source: str | None, field: str,
-             **values: object) -> tuple[list[str], str]:
-    try:
-        return fill(template, values, shell)
-    except TemplateError as exc:
-        raise InputError(str(exc), file=source, field=field) from None
-
-
-def _training_runs(preset: Preset, training: Training, cid: str, specs: list[RunSpec],
-                   jobs: list[Job], packing: Packing, usable: float, offset: float,
-                   source: str | None) -> tuple[list[Run], list[NotFitting], list[Run]]:
-    section = preset.campaign.kind
-    runs: list[Run] = []
-    missing: list[NotFitting] = []
-    spare: list[Run] = []
-    placed = packing.placements
-    kept_whole = spare_specs(specs, placed, training.seeds)
-    rob_by_name = {r.name: r for r in training.robustness}
-    adaptation = _adaptation_values(preset)
-    reasons: Reasons | None = None
-    # What depends only on the configuration is worked out once, not once per seed.
-    per_config: dict[str, tuple[str, FactorValue, dict[str, str], Args]] = {}
-    for i, (spec, place) in enumerate(zip(specs, placed, strict=True)):
-        cfg = spec.config
-        if place is None:
-            if reasons is None:
-                reasons = Reasons([s.id for s in specs], jobs, packing, preset.campaign.cards,
-                                  usable)
-            reason = cfg.reason if not cfg.fits else reasons.why(i)
-            missing.append(NotFitting(id=spec.id, reason=reason))
-            if i not in kept_whole:
-                continue
-            # Left out but kept whole, so that a replan can add it once runs go faster.
-            place = Placement(0.0, spec.duration_h, tuple(range(spec.cards)))
-        if cfg.name not in per_config:
-            per_config[cfg.name] = _config_values(cfg)
-        factor, value, factors, overrides = per_config[cfg.name]
-        train_id = specs[spec.depends_on].id if spec.depends_on >= 0 else spec.id
-        ckpt = f"{training.checkpoint_root}/{train_id}"
-        export = f"{training.export_root}/{spec.id}"
-        resume = f"{ckpt}/latest"
-        eff = cfg.micro_batch * cfg.accumulation * spec.cards
-        source_of = rob_by_name[spec.robustness] if spec.robustness else training
-        field = (f"{section}.robustness.command" if spec.robustness else f"{section}.command")
-        argv, command = _command(
-            source_of.command, source_of.shell, source, field,
-            run_id=spec.id, campaign_id=cid, variant=cfg.name, seed=spec.seed,
-            factor=factor, value=fmt_value(value), factors=factors, overrides=overrides,
-            checkpoint_dir=ckpt, resume=resume, export_name=export, steps=spec.steps,
-            micro_batch=cfg.micro_batch, accumulation=cfg.accumulation, effective_batch=eff,
-            **adaptation,
-        )
-        # Built from values of the right types, checked once where they came from: one
-        # run per matrix cell, so validating each again is most of a replan's time.
-        (runs if i not in kept_whole else spare).append(Run.model_construct(
-            id=spec.id, kind=spec.kind, variant=cfg.name, factor=factor, value=value,
-            seed=spec.seed, card=list(place.cards),
-            start_h=round(place.start + offset, 4), end_h=round(place.end + offset, 4),
-            steps=spec.steps, micro_batch=cfg.micro_batch, accumulation=cfg.accumulation,
-            effective_batch=eff, checkpoint_dir=ckpt, export_name=export, command=command,
-            argv=argv, shell=source_of.shell, resume=resume,
-            depends_on=specs[spec.depends_on].id if spec.depends_on >= 0 else "",
-            max_retries=training.max_retries,
-        ))
-    # Plan order is start order, earlier seeds first on ties: the executor and the SLURM
-    # export launch runs in plan order, so they follow the packing rather than redo it.
-    order = {spec.id: n for n, spec in enumerate(specs)}
-    runs.sort(key=lambda r: (r.start_h, order[r.id]))
-    return runs, missing, spare
-
-
-def _check_ids(preset: Preset, training: Training, specs: list[RunSpec],
-               source: str | None) -> None:
-    """Refuse, before anything is planned, a run id too long to name its files."""
-    section = preset.campaign.kind
-    sweeps = {sw.factor: i for i, sw in enumerate(training.sweeps)}
-    # A variant a sweep made is named by the sweep's names, not by a table of the file.
-    variants = {v.name: (f"{section}.sweeps[{sweeps[v.sweep]}].names" if v.sweep in sweeps
-                         else f"{section}.variants[{i}].name")
-                for i, v in enumerate(training.variants)}
-    controls = {r.name: i for i, r in enumerate(training.robustness)}
-    for spec in specs:
-        problem = run_id_problem(spec.id)
-        if problem is None:
-            continue
-        # Name the longest of the names the id is made of.
-        parts = [(len(preset.campaign.id or preset.campaign.name),
-                  "campaign.id" if preset.campaign.id else "campaign.name")]
-        if spec.config.name in variants:
-            parts.append((len(spec.config.name), variants[spec.config.name]))
-        if spec.robustness in controls:
-            parts.append((len(spec.robustness),
-                          f"{section}.robustness[{controls[spec.robustness]}].name"))
-        raise InputError(problem + "; shorten the names it is made of", file=source,
-                         field=max(parts)[1])
-
-
-def _config_values(cfg: Config) -> tuple[str, FactorValue, dict[str, str], Args]:
-    """(factor, value, factors as text, overrides) of one configuration."""
-    if len(cfg.changes) == 1:
-        ((factor, value),) = cfg.changes.items()
-    else:
-        factor = "+".join(cfg.changes)
-        value = "+".join(fmt_value(v) for v in cfg.changes.values())
-    factors = {k: fmt_value(v) for k, v in cfg.factors.items()}
-    return factor, value, factors, Args(f"{k}={v}" for k, v in factors.items())
-
-
-def _adaptation_values(preset: Preset) -> dict[str, str]:
-    a = preset.adaptation
-    if a is None:
-        return {"base_model": "", "trained_parameters": "", "dataset": ""}
-    return {"base_model": a.base_model, "trained_parameters": a.trained_parameters,
-            "dataset": a.dataset}
-
-
-def trial_runs(preset: Preset, catalog: Catalog, *, checkpoint_root: str, export_root: str,
-               source: str | None = None) -> list[Run]:
-    """The first seed's training run of every configuration (baseline first), built as a
-    plan builds it (the same command, filled in the same way), with checkpoints and exports
-    under the roots given (a trial's scratch folder), on cards 0 to `cards_per_run` less one.
-    Raises InputError on bad input, and for a campaign with no training runs."""
-    card, _ = check(preset, catalog, source)
-    if preset.training is None:
-        raise InputError("a trial runs training configurations; an embedding campaign's "
-                         "batches are measured by `campaign-planner measure`",
-                         file=source, field="campaign.kind")
-    scratch = {"checkpoint_root": checkpoint_root, "export_root": export_root}
-    on = figures_on(preset, catalog, DEFAULT_ESTIMATE, source)
-    training = on.training
-    assert training is not None
-    training = training.model_copy(update=scratch)
-    # The campaign's own id: the runs are named as the campaign's are.
-    cid = campaign_id(preset)
-    cfgs = configs(training, preset.campaign.card, card, catalog, on.overheads)
-    first = training.seeds[0]
-    specs = [s for s in expand(training, cfgs, cid, on.overheads)
-             if s.kind == "train" and s.seed == first]
-    _check_ids(preset, training, specs, source)
-    places: list[Placement | None] = [Placement(0.0, s.duration_h, tuple(range(s.cards)))
-                                      for s in specs]
-    packing = Packing(places, None, len(specs), "fast")
-    runs, _, _ = _training_runs(preset, training, cid, specs, [], packing, 1.0, 0.0, source)
-    order = {s.id: n for n, s in enumerate(specs)}
-    return sorted(runs, key=lambda r: order[r.id])
-
-
 def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurements | None = None,
                   created: datetime | None = None, source: str | None = None,
                   corpus: Layout | None = None,
@@ -367,7 +217,7 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
     warnings += disagreements(preset, derived, {cfg.name: cfg.step_time for cfg in cfgs},
                               catalog)
     specs = expand(training, cfgs, cid, o)
-    _check_ids(preset, training, specs, source)
+    check_ids(preset, training, specs, source)
     # Configurations that do not fit memory never reach the packer (their jobs last
     # forever), and neither do evaluations of them.
     jobs = jobs_of(specs, training.seeds)
@@ -380,7 +230,7 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
                                  time_limit_s=time_limit_s - (time.monotonic() - began),
                                  work_s=time_limit_s * (1 - PACK_SHARE),
                                  extras=extra_variants)
-    runs, missing, spare = _training_runs(preset, training, cid, specs, jobs, packing, usable,
+    runs, missing, spare = training_runs(preset, training, cid, specs, jobs, packing, usable,
                                           offset, source)
     decisions = [*sweep_notes(training.baseline, training.sweeps), *notes,
                  *([startup] if startup else []),
@@ -400,7 +250,7 @@ def plan_campaign(preset: Preset, catalog: Catalog, *, measurements: Measurement
                               measurements=provenance(measurements) if measurements else None,
                               estimate=estimate, configs_total=len(cfgs),
                               measured_configs=[cfg.name for cfg in cfgs if cfg.name in done])
-    adaptation = (AdaptationPlan(**_adaptation_values(preset)) if preset.adaptation else None)
+    adaptation = (AdaptationPlan(**adaptation_values(preset)) if preset.adaptation else None)
     return Plan(campaign=campaign, assumptions=assumptions, runs=runs, not_fitting=missing,
                 decisions=decisions, warnings=warnings, summary=summary, adaptation=adaptation,
                 held=spare)
