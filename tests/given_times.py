@@ -12,6 +12,7 @@ machine.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 
 from planner.planfile.plan import Plan
 from planner.run.observe import planned_step_s
+from planner.run.progress import progress_path
 
 Event = dict[str, Any]
 
@@ -106,9 +108,34 @@ def given_times(events: list[Event], plan: Plan, ratios: Mapping[str, float], t0
 
 
 def rewrite(path: Path, plan: Plan, ratios: Mapping[str, float], t0: float,
-            gap: float = 1.0) -> float:
-    """`given_times` on a JSON-lines file, in place; the time its last event reached."""
+            gap: float = 1.0, workdir: Path | None = None) -> float:
+    """`given_times` on a JSON-lines file, in place; the time its last event reached. With
+    `workdir`, the runs' checkpoints and progress files there follow (`align_files`)."""
     events = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     given, end = given_times(events, plan, ratios, t0, gap)
     path.write_text("".join(json.dumps(e) + "\n" for e in given))
+    if workdir is not None:
+        align_files(workdir, plan, given)
     return end
+
+
+def align_files(workdir: Path, plan: Plan, given: list[Event]) -> None:
+    """Put each stopped run's checkpoint and progress file on the given timeline too.
+
+    What a run's checkpoint holds is read from its file's modification time against the
+    journal's reports: left on the real clock, the file would seem written after every
+    given report, and hold the furthest step reported rather than the one it was written
+    at. A checkpoint takes the given `mtime` of its last `checkpointed` event (none
+    journalled: its attempt's start, so it holds step 0 at least); a progress file the time
+    of its run's last given report."""
+    for run in plan.runs:
+        mine = [e for e in given if e.get("run") == run.id]
+        if not mine:
+            continue
+        start = max(e["t"] for e in mine if e["ev"] == "started")
+        marks = [e["mtime"] for e in mine if e["ev"] == "checkpointed" and e["t"] >= start]
+        reports = [e["t"] for e in mine if e["ev"] == "progress"]
+        for path, t in ((workdir / run.resume, max(marks, default=start)),
+                        (progress_path(workdir, run), max(reports, default=start))):
+            if path.exists():
+                os.utime(path, (t, t), follow_symlinks=False)
