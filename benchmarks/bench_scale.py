@@ -168,8 +168,10 @@ def one_size(runs: int, tmp: Path, trees: dict[str, Path], repeat: int, slurm: b
             for tree_steps in steps.values():
                 plan_path = Path(tree_steps[0][1][3]) / "plan.toml"
                 JournalWriter(h.load(plan_path), plan_path.parent)
-    size = (tmp / f"{runs}-t0" / "p" / "plan.toml").stat().st_size
-    print(f"  plan.toml {size / 2**20:.1f} MiB; {load()}", flush=True)
+    folder = tmp / f"{runs}-t0" / "p"
+    sizes = ", ".join(f"{p.name} {p.stat().st_size / 2**20:.1f} MiB"
+                      for p in (folder / "plan.toml", folder / "runs.jsonl") if p.exists())
+    print(f"  {sizes}; {load()}", flush=True)
 
 
 def main() -> None:

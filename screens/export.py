@@ -18,8 +18,9 @@ from textual.containers import Grid, Horizontal
 from textual.widgets import Button, Static, TabbedContent, TabPane, TextArea
 
 from planner.errors import InputError
-from planner.planfile.export import order_toml, plan_toml, write_exports
+from planner.planfile.export import order_toml, plan_texts, write_exports
 from planner.planfile.plan import plan_id
+from planner.planfile.runsfile import NAME as RUNS_FILE
 from planner.report.outline import outline
 from planner.spec.preset import OrderSpec
 from planner.tomlio import write_atomic
@@ -30,7 +31,7 @@ from screens.state import Workspace
 from screens.widgets.form import FieldRow, WrapRow, help_of
 from screens.widgets.preview import Preview
 
-FILES = ("plan.toml", "order.toml")
+FILES = ("plan.toml", RUNS_FILE, "order.toml")
 """What `w` writes."""
 REPORT = "report.html"
 """What `r` writes beside them: the plan as a picture (`campaign-planner report`)."""
@@ -99,8 +100,8 @@ class ExportScreen(PlannerScreen):
         with Horizontal(id="write-row"):
             # Enter writes and the focus stays: what is typed next is text, not keys.
             yield FieldRow("Folder", "export.folder", state.parse_text, advance=False,
-                           tooltip="Folder receiving plan.toml and order.toml; Enter "
-                                   "writes them")
+                           tooltip="Folder receiving plan.toml, runs.jsonl and order.toml; "
+                                   "Enter writes them")
             yield Button("Write files (w)", id="write", variant="primary", compact=True)
         yield Static("", id="export-message", classes="message", markup=False)
         with TabbedContent(id="preview"):
@@ -125,7 +126,9 @@ class ExportScreen(PlannerScreen):
             message.update(f"✗ {exc}")
             return
         plan, order = state.exports(ws, self.planner.catalog, contact)
-        self.query_one("#text-plan", Preview).show_text(plan_toml(plan))
+        toml, runs = plan_texts(plan)
+        self.query_one("#text-plan", Preview).show_text(toml)
+        self.query_one("#text-runs", Preview).show_text(runs)
         self.query_one("#text-order", Preview).show_text(order_toml(order))
         self.query_one("#text-report", Preview).show_text(outline(plan))
         message.set_class(ws.error is not None, "-error")
@@ -186,7 +189,8 @@ class ExportScreen(PlannerScreen):
             else:
                 self._said("Kept the existing files; nothing written.")
 
-        self.app.push_screen(Confirm(f"{' and '.join(existing)} already exist"
+        names = (f"{', '.join(existing[:-1])} and " if existing[:-1] else "") + existing[-1]
+        self.app.push_screen(Confirm(f"{names} already exist"
                                      f"{'s' if len(existing) == 1 else ''}. Overwrite?",
                                      yes="Overwrite", no="Keep"), answered)
 
@@ -272,7 +276,7 @@ class ExportScreen(PlannerScreen):
         self.planner.exported = self.planner.workspace.revision
         report = out / REPORT
         other = report_there(report) if report.exists() else plan.campaign.id
-        self._said(f"Wrote {written[0]} and {written[1]}" + (
+        self._said(f"Wrote {', '.join(map(str, written[:-1]))} and {written[-1]}" + (
             f"; {report} beside them is {_named(other)}: r writes this plan's"
             if other != plan.campaign.id else ""))
 

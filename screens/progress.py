@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.widgets import Footer, Static
 
 from planner.errors import InputError
-from planner.planfile.export import plan_toml
+from planner.planfile.export import plan_files
 from planner.planfile.plan import Plan
 from planner.planfile.replace import replace_together
 from planner.run.journal import History, Workspace, fold, read_events
@@ -101,7 +101,7 @@ class ProgressApp(App[None]):
 
     def write(self, result: Replan, out: Path) -> None:
         try:
-            replace_together(out, [(out / "plan.toml", plan_toml(result.plan))], force=False)
+            replace_together(out, plan_files(result.plan, out), force=False)
         except InputError as exc:
             self.query_one("#said", Static).update(str(exc))
             return

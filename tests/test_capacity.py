@@ -21,6 +21,7 @@ from planner.spec.catalog import load_catalog
 from planner.spec.loading import parse_preset
 from tests.conftest import CREATED, shipped
 from tests.packing_oracle import _fits, check
+from tests.run_fixtures import harness as h
 
 ORACLE_JOBS = 8
 """Most runs the brute-force search is asked about (it is exponential)."""
@@ -178,7 +179,7 @@ def test_asked_seeds_that_do_not_fit_give_a_capacity_below_them() -> None:
 def test_the_headline_names_the_room_and_plan_toml_reads_back(tmp_path: Any) -> None:
     plan = _plan(shipped("ablation-30d"))
     assert "Room      up to 6 complete seed sets (5 asked; proven)" in render(plan)
-    (tmp_path / "plan.toml").write_text(plan_toml(plan))
+    h.write_plan(plan, tmp_path / "plan.toml")
     assert "[summary.capacity]" in plan_toml(plan)
     assert read_plan(tmp_path / "plan.toml") == plan
 

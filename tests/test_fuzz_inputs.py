@@ -53,7 +53,7 @@ def _plan_refuses_or_writes(args: list[str], tmp: Path) -> None:
     if rc == 2:
         assert not out.exists()
     else:
-        assert {p.name for p in out.iterdir()} == {"plan.toml", "order.toml"}
+        assert {p.name for p in out.iterdir()} == {"plan.toml", "runs.jsonl", "order.toml"}
         # What was written reads back, and runs through `run --dry-run` cleanly.
         cli(["run", str(out), "--dry-run"])
 
@@ -188,7 +188,9 @@ def test_random_command_lines(planned: Path, sub: list[str], rest: list[str]) ->
 @FUZZ
 @given(data=st.data())
 def test_mutated_plans(planned: Path, data: st.DataObject) -> None:
-    plan = data.draw(mutated(tomllib.loads(planned.read_text()), max_mutations=2))
+    # The plan as one file holding its run tables (as a plan.toml may), so that mutations
+    # reach the runs too.
+    plan = data.draw(mutated(h.plan_data(planned), max_mutations=2))
     with folder() as tmp:
         p = _toml(tmp / "plan.toml", plan)
         before = tree(tmp)
@@ -252,7 +254,7 @@ def test_mutated_plan_commands_and_names(planned: Path, data: st.DataObject) -> 
     from planner.planfile.export import read_plan
     from planner.spec.templates import display
 
-    plan = tomllib.loads(planned.read_text())
+    plan = h.plan_data(planned)
     run = data.draw(st.sampled_from(plan["runs"]))
     for _ in range(data.draw(st.integers(1, 3))):
         field = data.draw(st.sampled_from(["argv", "command", "shell", "id", "variant",
@@ -264,7 +266,8 @@ def test_mutated_plan_commands_and_names(planned: Path, data: st.DataObject) -> 
         else:
             run[field] = value
     with folder() as tmp:
-        p = _toml(tmp / "plan.toml", plan)
+        p = tmp / "plan.toml"
+        h.write_plan_data(p, plan)  # as its author edits it: runs.jsonl, unsealed
         rc, _, _ = cli(["status", str(p)])
         if rc == 0:
             for r in read_plan(p).runs:

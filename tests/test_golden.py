@@ -22,7 +22,7 @@ def test_exports_match_golden(tmp_path: Path, preset: str) -> None:
             str(tmp_path), "--contact-name", "Ada Lovelace", "--contact-email",
             "ada@example.org"]
     assert main(args) == 0
-    for name in ("plan.toml", "order.toml"):
+    for name in ("plan.toml", "runs.jsonl", "order.toml"):
         got = (tmp_path / name).read_text(encoding="utf-8")
         golden = GOLDEN / preset / name
         if os.environ.get("UPDATE_GOLDEN"):
@@ -34,15 +34,15 @@ def test_exports_match_golden(tmp_path: Path, preset: str) -> None:
 @pytest.mark.parametrize("preset", ["ablation-30d", "embedding-30d", "adaptation-30d"])
 def test_plan_toml_reads_back_to_the_same_plan(tmp_path: Path, preset: str) -> None:
     from planner.campaign import plan_campaign
-    from planner.planfile.export import plan_toml, read_plan
+    from planner.planfile.export import plan_files, read_plan
     from planner.spec.catalog import load_catalog
     from planner.spec.loading import load_preset
 
     p, _ = load_preset(preset)
     plan = plan_campaign(p, load_catalog())
-    path = tmp_path / "plan.toml"
-    path.write_text(plan_toml(plan), encoding="utf-8")
-    assert read_plan(path) == plan
+    for path, text in plan_files(plan, tmp_path):
+        path.write_text(text, encoding="utf-8")
+    assert read_plan(tmp_path / "plan.toml") == plan
 
 
 def test_read_plan_names_file_and_field(tmp_path: Path) -> None:

@@ -31,11 +31,12 @@ from planner.figures.measurements import (
 )
 from planner.figures.scaling import analytic_step_time, mfu_flags, scale_step_time
 from planner.measure.stack import check_stack, kernel_support
-from planner.planfile.export import plan_toml, read_plan
+from planner.planfile.export import read_plan
 from planner.spec.catalog import Dtype, load_catalog
 from planner.spec.loading import load_preset
 from planner.spec.preset import Preset
 from tests.conftest import CREATED
+from tests.run_fixtures import harness as h
 
 CARDS = {"a6000": ("NVIDIA RTX A6000", "8.6"), "a40": ("NVIDIA A40", "8.6"),
          "h100-sxm": ("NVIDIA H100 80GB HBM3", "9.0")}
@@ -84,7 +85,7 @@ def test_measured_figures_and_their_provenance_survive_into_plan_toml(
     catalog = load_catalog()
     plan = plan_campaign(preset, catalog, measurements=measurements(preset), created=CREATED)
     path = tmp_path / "plan.toml"
-    path.write_text(plan_toml(plan))
+    h.write_plan(plan, path)
     back = read_plan(path)
     fig = back.assumptions.figures[0]
     assert fig.step_time_s.source == "measured" and fig.step_time_s.value == 2.0

@@ -1,9 +1,11 @@
-"""plan.toml's runs are written compactly (one line per field, arrays on one line, no
-command, no defaults) and read back into the same plan; a plan written the older way,
-with each command and every default, still reads the same."""
+"""A plan's runs are written compactly (a JSON line per run in runs.jsonl, no command, no
+defaults) and read back into the same plan; a plan written the older way, its runs as
+tables in plan.toml with each command and every default, still reads the same. The one-line
+TOML values a run's manifest holds read back as written."""
 
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from planner.planfile import text as plan_text
-from planner.planfile.export import plan_toml, read_plan
+from planner.planfile.export import plan_texts, read_plan
 from planner.tomlio import dumps
 from tests.run_fixtures import harness as h
 
@@ -36,22 +38,22 @@ def test_every_value_reads_back_as_written(value: Any) -> None:
     assert tomllib.loads(text)["v"] == value
 
 
-def test_runs_are_one_line_per_field_without_command_or_defaults(planned: Path) -> None:
-    text = planned.read_text()
-    runs = text[text.index("[[runs]]"):]
-    assert "command = " not in runs and "depends_on = \"\"" not in runs
-    assert "shell = false" not in runs and "max_retries = 0" not in runs
-    assert all(line.count("[") == line.count("]") for line in runs.splitlines()), \
-        "every array on one line"
-    data = tomllib.loads(text)
-    assert data["runs"][0]["argv"] == h.load(planned).runs[0].argv
-    evaluation = next(r for r in data["runs"] if r["kind"] == "robustness")
+def test_runs_are_a_line_each_without_command_or_defaults(planned: Path) -> None:
+    lines = (planned.parent / "runs.jsonl").read_text().splitlines()
+    rows = [json.loads(x) for x in lines]
+    plan = h.load(planned)
+    assert len(rows) == len(plan.runs) and "[[runs]]" not in planned.read_text()
+    assert not [r for r in rows if {"command", "shell", "max_retries"} & set(r)]
+    assert not [r for r in rows if r.get("depends_on") == ""]
+    assert rows[0]["argv"] == plan.runs[0].argv
+    evaluation = next(r for r in rows if r["kind"] == "robustness")
     assert evaluation["depends_on"], "a field away from its default is written"
 
 
 def test_the_plan_reads_back_as_planned_and_writes_the_same_bytes(planned: Path) -> None:
     plan = read_plan(planned)
-    assert plan_toml(plan) == planned.read_text()
+    assert plan_texts(plan) == (planned.read_text(),
+                                (planned.parent / "runs.jsonl").read_text())
     for run in plan.runs:
         assert run.command == (run.argv[2] if run.shell else " ".join(run.argv))
 
@@ -59,7 +61,8 @@ def test_the_plan_reads_back_as_planned_and_writes_the_same_bytes(planned: Path)
 def test_a_plan_written_with_every_field_reads_the_same(planned: Path, tmp_path: Path) -> None:
     plan = read_plan(planned)
     old = tmp_path / "plan.toml"
-    old.write_text(dumps(plan.model_dump(mode="json")))
+    data = plan.model_dump(mode="json")
+    old.write_text(dumps(data))
     assert "command = " in old.read_text()
     assert read_plan(old) == plan
 

@@ -114,8 +114,7 @@ def test_executor_journals_progress_the_fixture_reports(tmp_path: Path) -> None:
     # The default interval (60 s) lets at most two samples per run through a short run:
     # the first step it reports and the last, journalled when it exits.
     wd = tmp_path / "again"
-    wd.mkdir()
-    (wd / "plan.toml").write_bytes(plan_path.read_bytes())
+    h.copy_plan(plan_path, wd / "plan.toml")
     assert h.start(wd / "plan.toml", "--progress-every", "60").wait(60) == 0
     assert sum(e["ev"] == "progress" for e in h.journal(wd)) <= 2
     r = h.cli("run", str(plan_path), "--progress-every", "-1")

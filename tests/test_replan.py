@@ -150,8 +150,10 @@ def test_refusals(slow_half, tmp_path: Path) -> None:
 
 
 def test_fresh_plan_has_no_revision_fields(tmp_path: Path) -> None:
-    text = h.make_plan(tmp_path / "w", preset()).read_text()
-    assert "revision" not in text and "parent" not in text and "held" not in text
+    path = h.make_plan(tmp_path / "w", preset())
+    data = h.plan_data(path)
+    assert "revision" not in data and "parent" not in data and not data["held"]
+    assert "revision" not in path.read_text() and "parent" not in path.read_text()
 
 
 def test_revision_refused_while_an_executor_runs(slow_half, tmp_path: Path) -> None:

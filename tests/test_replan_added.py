@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from planner.errors import InputError
-from planner.planfile.export import plan_toml, read_plan
+from planner.planfile.export import plan_texts, read_plan
 from tests.replan_support import T0, JournalWriter, preset
 from tests.run_fixtures import harness as h
 
@@ -34,14 +34,14 @@ def test_left_out_runs_are_kept_whole(tmp_path: Path) -> None:
     for run in plan.held:
         assert run.argv and str(run.seed) in run.argv and run.checkpoint_dir.endswith(run.id)
         assert (run.end_h - run.start_h) * 3600 == pytest.approx(3.0, abs=0.5)
-    assert plan_toml(read_plan(path)) == path.read_text()
+    assert plan_texts(read_plan(path)) == (path.read_text(),
+                                           (path.parent / "runs.jsonl").read_text())
     # Held runs follow the same rules as scheduled ones.
-    text = path.read_text()
-    head, _, tail = text.partition("[[held]]")
-    bad = tail.replace(f'id = "{cid}-baseline-s3"', f'id = "{cid}-baseline-s0"', 1)
-    (tmp_path / "bad.toml").write_text(head + "[[held]]" + bad)
+    data = h.plan_data(path)
+    data["held"][0]["id"] = f"{cid}-baseline-s0"
+    h.write_plan_data(path, data)
     with pytest.raises(InputError) as info:
-        read_plan(tmp_path / "bad.toml")
+        read_plan(path)
     assert "held" in str(info.value.field) and "twice" in str(info.value)
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import shutil
 import time
 from collections import Counter
 from pathlib import Path
@@ -36,7 +35,7 @@ def test_kill_and_replan(tmp_path: Path) -> None:
     plan = h.load(plan_path)
     ref_dir = tmp_path / "reference"
     ref_dir.mkdir()
-    shutil.copy(plan_path, ref_dir)
+    h.copy_plan(plan_path, ref_dir / "plan.toml")
     assert h.start(ref_dir / "plan.toml").wait(60) == 0
     reference = h.exports(plan, ref_dir)
     rng = random.Random(int(os.environ.get("CAMPAIGN_KILL_SEED", "23")))
@@ -47,7 +46,7 @@ def test_kill_and_replan(tmp_path: Path) -> None:
         assert trial <= 2 * KILLS, "the executor keeps finishing before any kill"
         workdir = tmp_path / f"trial{trial}"
         workdir.mkdir()
-        shutil.copy(plan_path, workdir)
+        h.copy_plan(plan_path, workdir / "plan.toml")
         current = workdir / "plan.toml"
         out = workdir / "executor.out"
         for k in range(min(3, KILLS - stats["kills"])):
@@ -67,7 +66,7 @@ def test_kill_and_replan(tmp_path: Path) -> None:
         assert final.wait(60) == 0, out.read_text()[-2000:]
         h.wait_gone(workdir)
         # The original plan's runs, as the campaign's full list: none lost, none rerun.
-        shutil.copy(plan_path, workdir / "original.toml")
+        h.copy_plan(plan_path, workdir / "original.toml")
         _check(workdir / "original.toml", reference, stats)
         switches = [e for e in h.journal(workdir) if e["ev"] == "plan"]
         assert [e.get("revision", 0) for e in switches] == list(range(len(switches)))

@@ -18,6 +18,7 @@ from planner.cli.main import main
 from planner.planfile.export import read_plan
 from planner.run.params import run_fingerprint
 from tests.conftest import plan_dict, shipped
+from tests.run_fixtures import harness as h
 
 pytest.importorskip("plotly", reason="the report needs the `report` extra (plotly)")
 CREATED = "2026-01-01T00:00:00Z"
@@ -292,14 +293,15 @@ def test_names_from_an_edited_plan_stay_text(tmp_path: Path,
 
     out = export(tmp_path)
     text = (out / "plan.toml").read_text(encoding="utf-8")
-    odd = '<a href=\\"http://example.invalid/\\">x</a> $y$'
-    (out / "plan.toml").write_text(text.replace('variant = "baseline"', f'variant = "{odd}"'),
-                                   encoding="utf-8")
+    runs_text = (out / "runs.jsonl").read_text(encoding="utf-8")
+    odd = '<a href="http://example.invalid/">x</a> $y$'
+    h.edit_plan(out / "plan.toml", 0, variant=odd)
     assert main(["report", str(out)]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "variant" in err
     assert not (out / "report.html").exists()
     (out / "plan.toml").write_text(text, encoding="utf-8")
+    (out / "runs.jsonl").write_text(runs_text, encoding="utf-8")
     plan = read_plan(out / "plan.toml")
     runs = [r.model_copy(update={"variant": odd.replace("\\", "")})
             if r.variant == "baseline" else r for r in plan.runs]

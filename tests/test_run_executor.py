@@ -75,7 +75,7 @@ def test_status_counts_and_projection(finished: Path, tmp_path: Path) -> None:
     # its planned time, however long the machine took.
     plan = h.load(finished)
     (tmp_path / "campaign-run").mkdir()
-    shutil.copy(finished, tmp_path / "plan.toml")
+    h.copy_plan(finished, tmp_path / "plan.toml")
     journal = tmp_path / "campaign-run" / "journal.jsonl"
     shutil.copy(finished.parent / "campaign-run" / "journal.jsonl", journal)
     rewrite(journal, plan, {v: 0.5 for v in planned_step_s(plan)}, time.time() - 10_000)

@@ -16,7 +16,6 @@ import contextlib
 import json
 import os
 import random
-import shutil
 import signal
 import subprocess
 import time
@@ -100,7 +99,7 @@ def test_sigkill_at_random_moments(tmp_path: Path) -> None:
     plan = h.load(plan_path)
     ref_dir = tmp_path / "reference"
     ref_dir.mkdir()
-    shutil.copy(plan_path, ref_dir)
+    h.copy_plan(plan_path, ref_dir / "plan.toml")
     (ref_dir / "gate").touch()
     assert h.start(ref_dir / "plan.toml").wait(60) == 0
     reference = h.exports(plan, ref_dir)
@@ -115,7 +114,7 @@ def test_sigkill_at_random_moments(tmp_path: Path) -> None:
         assert trial <= KILLS, "the executor keeps finishing before any kill"
         workdir = tmp_path / f"trial{trial}"
         workdir.mkdir()
-        shutil.copy(plan_path, workdir)
+        h.copy_plan(plan_path, workdir / "plan.toml")
         trial_plan = workdir / "plan.toml"
         out = workdir / "executor.out"
         hold = False

@@ -5,7 +5,6 @@ run done (or running) and says so in one line."""
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 from tests.run_fixtures import harness as h
@@ -37,7 +36,7 @@ def test_another_workdir_over_the_same_checkpoints_runs_nothing_again(tmp_path: 
     # A copy of the plan in another folder is the same campaign over the same checkpoints.
     copy = tmp_path / "copy"
     copy.mkdir()
-    shutil.copy(plan_path, copy / "plan.toml")
+    h.copy_plan(plan_path, copy / "plan.toml")
     again = h.cli("run", str(copy / "plan.toml"), "--poll", "0.02")
     assert again.returncode == 0 and again.stdout.count("finished before") == len(plan.runs)
     assert set(_starts(plan_path, plan_path.parent).values()) == {1}

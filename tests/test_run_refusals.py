@@ -56,7 +56,7 @@ def test_changed_run_parameters_are_refused_and_named(ran: Path) -> None:
 def test_a_replanned_campaign_lists_runs_added_and_removed(ran: Path) -> None:
     data = h.preset(seeds=(0, 1))  # another preset: another campaign id
     other = h.make_plan(ran.parent / "other", data)
-    shutil.copy(other, ran)
+    h.copy_plan(other, ran)
     line = _one_line(h.cli("run", str(ran)))
     assert "runs added" in line and "removed" in line
 
@@ -113,9 +113,8 @@ def test_missing_and_malformed_plans(tmp_path: Path) -> None:
     bad.write_text("[campaign\n")
     assert "not valid TOML" in _one_line(h.cli("run", str(bad)))
     plan_path = h.make_plan(tmp_path / "p", h.preset(seeds=(0,)))
-    text = plan_path.read_text()
-    plan_path.write_text(text.replace("steps = 30", 'steps = "many"', 1))
+    h.edit_plan(plan_path, 0, steps="many")
     line = _one_line(h.cli("run", str(plan_path)))
-    assert str(plan_path) in line and "runs[0].steps" in line
+    assert str(plan_path.parent / "runs.jsonl") in line and "runs[0].steps" in line
     assert not (plan_path.parent / "campaign-run").exists()
     assert "--out" in _one_line(h.cli("slurm", str(plan_path)))

@@ -210,12 +210,12 @@ async def test_export_writes_both_files_equal_to_the_headless_export(tmp_path: P
         await type_into(pilot, "#f-contact-email Input", "ada@example.org")
         await pilot.press("escape", "w")
         await pilot.pause()
-        assert sorted(p.name for p in out.iterdir()) == ["order.toml", "plan.toml"]
+        assert sorted(p.name for p in out.iterdir()) == ["order.toml", "plan.toml", "runs.jsonl"]
         await pilot.press("s")  # the edited campaign as a preset file
         await pilot.pause()
         headless = headless_export(out / "preset.toml", tmp_path, "Ada Lovelace",
                                    "ada@example.org")
-        for name in ("plan.toml", "order.toml"):
+        for name in ("plan.toml", "runs.jsonl", "order.toml"):
             assert (out / name).read_bytes() == (headless / name).read_bytes()
         assert 'status = "ready"' in (out / "order.toml").read_text()
         # Writing again asks first; "n" keeps the files.

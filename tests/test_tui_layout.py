@@ -179,7 +179,7 @@ async def test_enter_in_the_folder_writes_and_keep_says_the_files_were_kept(
         await type_into(pilot, "#f-export-folder Input", str(out))
         await pilot.press("enter")
         await pilot.pause()
-        assert sorted(p.name for p in out.iterdir()) == ["order.toml", "plan.toml"]
+        assert sorted(p.name for p in out.iterdir()) == ["order.toml", "plan.toml", "runs.jsonl"]
         message = app.screen.query_one("#export-message")
         assert str(message.render()).startswith("Wrote ")
         (out / "plan.toml").write_text("mine")

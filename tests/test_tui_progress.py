@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from planner.planfile.export import plan_toml, read_plan
+from planner.planfile.export import read_plan
 from planner.planfile.plan import plan_id
 from planner.run.journal import Workspace, fold, read_events
 from planner.run.params import plan_fingerprint, run_fingerprint, run_parameters
@@ -138,7 +138,7 @@ def revised_campaign(tmp_path: Path, *, finished: bool = False) -> tuple[Path, A
     rev = replan(plan, hist, ws, T0 + 7.0).plan
     out = plan_path.parent / "revision-1" / "plan.toml"
     out.parent.mkdir()
-    out.write_text(plan_toml(rev))
+    h.write_plan(rev, out)
     lines = [  # what `run revision-1/plan.toml` journals first
         (7.1, "plan", {"fingerprint": plan_fingerprint(rev), "path": str(out),
                        "campaign": rev.campaign.id, "plan_id": plan_id(rev),
@@ -186,7 +186,7 @@ def test_the_screen_follows_the_revision_run_switched_to(tmp_path: Path) -> None
     assert not {b.label for b in v.bars} & {rid.split(f"{rev.campaign.id}-")[1]
                                             for rid in dropped}
     # A revision whose file no longer matches what the journal ran is not shown as it.
-    (plan_path.parent / "revision-1" / "plan.toml").write_text(plan_toml(plan))
+    h.write_plan(plan, plan_path.parent / "revision-1" / "plan.toml")
     f = following(plan, plan_path, hist, ws)
     assert f.plan is plan and "no longer the plan it runs" in f.note
 

@@ -35,7 +35,7 @@ def parser() -> Parser:
 def main(argv: Sequence[str]) -> int:
     """Write a revision of PLAN; print what changed."""
     args = parser().parse_args(argv)
-    from planner.planfile.export import plan_toml
+    from planner.planfile.export import plan_files
     from planner.planfile.replace import replace_together
     from planner.run.journal import fold, read_events
     from planner.run.replan import check_journal, replan
@@ -56,8 +56,7 @@ def main(argv: Sequence[str]) -> int:
     result = replan(plan, hist, ws, now)
     rev = result.plan
     out = Path(args.out).expanduser() if args.out else plan_path.parent / f"revision-{rev.revision}"
-    replace_together(out, [(out / "plan.toml", plan_toml(rev, out / "plan.toml"))],
-                     force=args.force)
+    replace_together(out, plan_files(rev, out), force=args.force)
     if args.json:
         print(json.dumps({**result.as_json(), "plan": str(out / "plan.toml")}, indent=2))
     else:

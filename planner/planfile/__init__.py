@@ -1,2 +1,3 @@
-"""The plan file: the `Plan` and order models, the rules a plan read back keeps, the compact
-text of its runs and its seal, and writing and reading `plan.toml` and `order.toml`."""
+"""The plan file: the `Plan` and order models, the rules a plan read back keeps, its runs
+file (`runs.jsonl`) and the seal of hand-written run tables, and writing and reading
+`plan.toml` and `order.toml`."""

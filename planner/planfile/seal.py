@@ -1,9 +1,11 @@
-"""A plan is whole or refused: plan.toml's header states how many runs its tables hold and
-the SHA-256 of their text, and every reading checks both.
+"""A plan.toml that holds its run tables itself is whole or refused: its header states how
+many runs its tables hold and the SHA-256 of their text, and every reading checks both.
 
-A copy interrupted, or a file read while it is rewritten in place, can end exactly where a
-run table does; TOML then reads a valid, smaller plan. Two files spliced can read as one.
-The seal is a comment line of the header, written by `export.plan_toml`:
+Plans are written with their runs in a file of their own (`planfile.runsfile`), which
+plan.toml names, counts and digests; this seal is what a plan.toml written before that, or
+by `line` for its run tables, carries. A copy interrupted, or a file read while it is
+rewritten in place, can end exactly where a run table does; TOML then reads a valid,
+smaller plan. Two files spliced can read as one. The seal is a comment line of the header:
 
     # sealed: 12 runs and 0 kept aside below; SHA-256 of their tables: 3f…
 

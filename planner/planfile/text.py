@@ -1,42 +1,24 @@
-"""The runs of plan.toml as text: one line per field, each array on one line, and nothing
-written twice.
-
-A large plan holds a hundred thousand runs, and every `status` or `run` on a machine that
-has not read it before parses and checks all of them. Parsing costs per value and per
-line, so each run is written once and compactly: `argv` (what runs) on one line, `command`
-left out (it is `argv` as people read it, derived again on reading), and the fields still
-at their default (`shell = false`, `depends_on = ""`, `max_retries = 0`) left out. A plan
-written with `command` still reads; its command is then checked against `argv`.
+"""TOML values on one line (a run's parameters in its manifest), and a run's command
+derived again from its argument vector on reading.
 
 tomli-w writes every array over several lines, one item a line, and has no option to do
-otherwise; these tables are therefore written here, by rules whose output the tests parse
-back with tomllib for every kind of text. The rest of plan.toml is written by tomli-w.
+otherwise; these values are therefore written here, by rules whose output the tests parse
+back with tomllib for every kind of text.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from planner.planfile.plan import Run
 from planner.spec.templates import display
 
-DERIVED = ("command",)
-"""Fields never written: derived from the others on reading."""
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 # Escaped as tomli-w escapes them (a tab stays as it is): the same text, byte for byte.
 _ESCAPE = re.compile(r'[\x00-\x08\x0a-\x1f\x7f"\\]')
 _SHORT = {"\b": "\\b", "\n": "\\n", "\f": "\\f", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
-
-
-def _defaults() -> dict[str, Any]:
-    return {name: info.default for name, info in Run.model_fields.items()
-            if not info.is_required() and info.default is not None}
-
-
-_DEFAULTS = _defaults()
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -76,22 +58,6 @@ def literal(v: Any) -> str:
             return "{}"
         return "{ " + ", ".join(f"{key(k)} = {literal(x)}" for k, x in v.items()) + " }"
     raise TypeError(f"a {type(v).__name__} is not written to a plan")
-
-
-def compact(run: Mapping[str, Any]) -> dict[str, Any]:
-    """A run's fields as plan.toml holds them: derived fields and defaults left out."""
-    return {k: v for k, v in run.items()
-            if v is not None and k not in DERIVED
-            and not (k in _DEFAULTS and v == _DEFAULTS[k] and type(v) is type(_DEFAULTS[k]))}
-
-
-def tables(name: str, runs: Iterable[Mapping[str, Any]]) -> str:
-    """`[[name]]` tables of these runs (as `model_dump(mode="json")` gives them)."""
-    out: list[str] = []
-    for run in runs:
-        out.append(f"\n[[{name}]]\n")
-        out.extend(f"{key(k)} = {literal(v)}\n" for k, v in compact(run).items())
-    return "".join(out)
 
 
 def expand(runs: Any) -> bool:

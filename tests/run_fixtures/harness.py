@@ -160,13 +160,58 @@ def load(plan_path: Path) -> Plan:
     return read_plan(plan_path)
 
 
-def edit_plan(plan_path: Path, run_index: int, **changes: Any) -> None:
-    """Change fields of one run in plan.toml, as a person editing the file would."""
+def plan_data(plan_path: Path) -> dict[str, Any]:
+    """plan.toml's tables with the runs of its runs file as `runs` and `held`: the plan as a
+    person editing it sees it."""
     import tomllib
 
     data = tomllib.loads(plan_path.read_text())
+    entry = data.pop("runs_file", None)
+    if entry is not None:
+        rows = [json.loads(x) for x in (plan_path.parent / entry["name"]).read_text().splitlines()]
+        data["runs"], data["held"] = rows[:entry["runs"]], rows[entry["runs"]:]
+    return data
+
+
+def write_plan_data(plan_path: Path, data: dict[str, Any]) -> Path:
+    """Write `data` (as `plan_data` gives it) back as a person who edited the plan would:
+    plan.toml naming its runs file, without the SHA-256 (then read as it stands). Returns
+    the runs file's path."""
+    rest = dict(data)
+    runs, held = rest.pop("runs", []), rest.pop("held", [])
+    runs_path = plan_path.parent / "runs.jsonl"
+    runs_path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n"
+                                 for r in [*runs, *held]))
+    entry = {"name": runs_path.name, "runs": len(runs), "held": len(held)}
+    plan_path.write_text(tomli_w.dumps({"runs_file": entry, **rest}))
+    return runs_path
+
+
+def copy_plan(plan_path: Path, to: Path) -> Path:
+    """Copy a plan, its plan.toml and the runs file beside it, to `to` (the copy's
+    plan.toml, any name); returns `to`."""
+    import shutil
+
+    to.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(plan_path, to)
+    shutil.copy(plan_path.parent / "runs.jsonl", to.parent / "runs.jsonl")
+    return to
+
+
+def write_plan(plan: Plan, path: Path) -> Path:
+    """Write `plan` as `path` (a plan.toml, any name) with its runs file beside it."""
+    from planner.planfile.export import plan_files
+
+    for target, text in plan_files(plan, path.parent):
+        (path if target.name == "plan.toml" else target).write_text(text)
+    return path
+
+
+def edit_plan(plan_path: Path, run_index: int, **changes: Any) -> None:
+    """Change fields of one run of the plan, as a person editing its files would."""
+    data = plan_data(plan_path)
     data["runs"][run_index].update(changes)
-    plan_path.write_text(tomli_w.dumps(data))
+    write_plan_data(plan_path, data)
 
 
 def tree(folder: Path) -> dict[str, tuple[int, int]]:
