@@ -9,6 +9,7 @@ was measured is written, marked partial).
 from __future__ import annotations
 
 import shlex
+import signal
 import sys
 import threading
 import time
@@ -124,22 +125,34 @@ def _run_in_thread(kwargs: dict[str, Any], cancel: threading.Event) -> Any:
         finally:
             done.set()
 
-    worker = threading.Thread(target=work, name="measure", daemon=True)
-    worker.start()
     interrupts = 0
-    # Wait on an event, not on join(): an interrupted join() can leave the thread looking
-    # finished while it still runs.
-    while not done.is_set():
-        try:
-            done.wait(0.1)
-        except KeyboardInterrupt:
-            interrupts += 1
-            if interrupts > 1:
-                print("\ncampaign-planner: stopped without saving", file=sys.stderr)
-                raise
-            cancel.set()
-            print("\nstopping after the current step and keeping what was measured "
-                  "(Ctrl-C again to quit without saving)", file=sys.stderr)
+
+    def interrupted(signum: int, frame: Any) -> None:
+        # A handler rather than KeyboardInterrupt: Python runs it between any two bytecodes
+        # of this thread, and a KeyboardInterrupt raised just outside the `try` of a wait
+        # (the signal delivered to another thread, noticed after the wait) ended the
+        # process with the measurement still running, never stopped.
+        nonlocal interrupts
+        interrupts += 1
+        if interrupts > 1:
+            print("\ncampaign-planner: stopped without saving", file=sys.stderr)
+            raise KeyboardInterrupt
+        cancel.set()
+        print("\nstopping after the current step and keeping what was measured "
+              "(Ctrl-C again to quit without saving)", file=sys.stderr)
+
+    worker = threading.Thread(target=work, name="measure", daemon=True)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, interrupted) if main_thread else None
+    try:
+        worker.start()
+        # Wait on an event, not on join(): an interrupted join() can leave the thread
+        # looking finished while it still runs.
+        while not done.wait(0.1):
+            pass
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
     worker.join()
     if "error" in result:
         raise result["error"]
