@@ -247,7 +247,7 @@ def test_a_failed_setup_stops_dstacks_run(tmp_path, capsys):
     (stubs / "campaign-planner").write_text(f"#!/bin/sh\necho \"$@\" >> {shlex.quote(str(ran))}\n")
     for stub in stubs.iterdir():
         stub.chmod(0o755)
-    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60,
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=300,
                           env={**os.environ, "PATH": f"{stubs}:{os.environ['PATH']}"})
     assert done.returncode != 0
     assert not ran.exists()  # neither the check nor the run
@@ -274,7 +274,7 @@ def test_the_window_starts_before_the_setup(tmp_path, capsys):
         log.unlink(missing_ok=True)
         for script in scripts:
             done = subprocess.run(["bash", "-c", script.replace("/campaign", str(mount))],
-                                  capture_output=True, text=True, timeout=60, env=env)
+                                  capture_output=True, text=True, timeout=300, env=env)
             assert done.returncode == 0, done.stderr
         assert log.read_text().splitlines()[-1].startswith("run plan.toml --workdir")
         (mount / ".window-end").unlink()

@@ -86,7 +86,7 @@ def _slurm_task(script: Path, index: int, **more: str) -> subprocess.CompletedPr
     env = _clean_env(SLURM_ARRAY_TASK_ID=str(index), SLURM_JOB_ID="42",
                      SLURM_ARRAY_JOB_ID="42", CUDA_VISIBLE_DEVICES="0", **more)
     return subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True,
-                          timeout=60)
+                          timeout=300)
 
 
 def test_a_slurm_task_names_its_runs_as_run_does(tmp_path: Path) -> None:

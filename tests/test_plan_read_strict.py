@@ -99,7 +99,7 @@ def test_a_seed_that_plans_also_runs(tmp_path: Path, capsys: pytest.CaptureFixtu
     env = {**os.environ, "SLURM_ARRAY_TASK_ID": "0", "SLURM_JOB_ID": "1",
            "SLURM_ARRAY_JOB_ID": "1"}
     task = subprocess.run(["bash", str(tmp_path / "slurm" / "campaign.sbatch")], env=env,
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=300)
     assert task.returncode == 0, task.stdout + task.stderr
 
 

@@ -107,7 +107,7 @@ def test_executor_journals_progress_the_fixture_reports(tmp_path: Path) -> None:
     plan_path = h.make_plan(tmp_path / "w", h.preset(steps=6, seeds=(0,), variants={},
                                                      robustness=[], cards=1))
     proc = h.start(plan_path, "--progress-every", "0")
-    assert proc.wait(60) == 0
+    assert proc.wait(300) == 0
     events = h.journal(plan_path.parent)
     steps = [e["step"] for e in events if e["ev"] == "progress"]
     assert steps and steps == sorted(steps) and max(steps) <= 6
@@ -115,7 +115,7 @@ def test_executor_journals_progress_the_fixture_reports(tmp_path: Path) -> None:
     # the first step it reports and the last, journalled when it exits.
     wd = tmp_path / "again"
     h.copy_plan(plan_path, wd / "plan.toml")
-    assert h.start(wd / "plan.toml", "--progress-every", "60").wait(60) == 0
+    assert h.start(wd / "plan.toml", "--progress-every", "60").wait(300) == 0
     assert sum(e["ev"] == "progress" for e in h.journal(wd)) <= 2
     r = h.cli("run", str(plan_path), "--progress-every", "-1")
     assert r.returncode == 2 and "--progress-every" in r.stderr
@@ -166,7 +166,7 @@ def test_a_slurm_task_sets_the_progress_file(tmp_path: Path) -> None:
     env = {**os.environ, "SLURM_ARRAY_TASK_ID": "0", "SLURM_JOB_ID": "7",
            "SLURM_ARRAY_JOB_ID": "7", "CUDA_VISIBLE_DEVICES": "0"}
     task = subprocess.run(["bash", str(out / "campaign.sbatch")], env=env,
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=300)
     assert task.returncode == 0, task.stdout + task.stderr
     assert read_step(progress_path(plan_path.parent, run)) == 6
     # `status` reads the task's done record: the run is done though no journal says so.

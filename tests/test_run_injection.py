@@ -84,7 +84,7 @@ def _slurm(plan_path: Path, tmp_path: Path) -> None:
         env = {**os.environ, "SLURM_ARRAY_TASK_ID": str(i), "SLURM_JOB_ID": "1",
                "SLURM_ARRAY_JOB_ID": "1"}
         task = subprocess.run(["bash", str(out / "campaign.sbatch")], env=env, cwd=tmp_path,
-                              capture_output=True, text=True, timeout=60)
+                              capture_output=True, text=True, timeout=300)
         assert task.returncode == 0, task.stdout + task.stderr
 
 

@@ -62,7 +62,7 @@ def test_two_executors_at_once_over_shared_checkpoints_run_each_run_once(
     plan_path = h.make_plan(tmp_path / "one", _shared(tmp_path))
     one = h.start(plan_path, out=tmp_path / "one.out")
     two = h.start(plan_path, "--workdir", str(tmp_path / "two"), out=tmp_path / "two.out")
-    assert one.wait(60) == 0 and two.wait(60) == 0
+    assert one.wait(300) == 0 and two.wait(300) == 0
     assert set(_starts(plan_path, plan_path.parent).values()) == {1}
     said = (tmp_path / "one.out").read_text() + (tmp_path / "two.out").read_text()
     runs = h.load(plan_path).runs

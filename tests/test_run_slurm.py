@@ -19,7 +19,7 @@ def _task(script: Path, index: int) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "SLURM_ARRAY_TASK_ID": str(index), "SLURM_JOB_ID": "42",
            "SLURM_ARRAY_JOB_ID": "42", "CUDA_VISIBLE_DEVICES": "0"}
     return subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True,
-                          timeout=60)
+                          timeout=300)
 
 
 def test_export_files_and_options(tmp_path: Path) -> None:

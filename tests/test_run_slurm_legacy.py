@@ -21,7 +21,7 @@ def _env(**more: str) -> dict[str, str]:
 
 def _task(out: Path, script: str = "campaign.sbatch") -> subprocess.CompletedProcess[str]:
     return subprocess.run(["bash", str(out / script)], env=_env(), capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=300)
 
 
 def _earlier_export_finished(workdir: Path, run: Run, *, manifest: str | None) -> None:

@@ -29,7 +29,7 @@ def _env(tmp_path: Path, **more: str) -> dict[str, str]:
 
 def _task(out: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["bash", str(out / "campaign.sbatch")], env=env,
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=300)
 
 
 def _one(tmp_path: Path, **preset: object) -> tuple[Path, Path]:
@@ -98,7 +98,7 @@ def test_the_grace_after_a_stop_follows_the_warning_time(tmp_path: Path) -> None
         assert task.poll() is None and time.monotonic() < deadline
         time.sleep(0.02)
     task.send_signal(signal.SIGUSR1)
-    stdout, _ = task.communicate(timeout=60)
+    stdout, _ = task.communicate(timeout=300)
     assert task.returncode == 75 and "has 9s to write its checkpoint" in stdout, stdout
     assert (wd / run.checkpoint_dir / "saved").exists(), "killed before it had saved"
     assert (tmp_path / "scontrol.calls").read_text() == "requeue 7_0\n"
@@ -120,7 +120,7 @@ def test_a_term_to_the_batch_shell_gives_the_run_its_grace(tmp_path: Path) -> No
         assert task.poll() is None and time.monotonic() < deadline
         time.sleep(0.02)
     task.send_signal(signal.SIGTERM)
-    stdout, _ = task.communicate(timeout=60)
+    stdout, _ = task.communicate(timeout=300)
     assert task.returncode == 143 and "has 9s to write its checkpoint" in stdout, stdout
     assert "cancelled: not finished" in stdout
     assert (wd / run.checkpoint_dir / "saved").exists(), "killed before it had saved"

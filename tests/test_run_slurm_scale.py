@@ -126,7 +126,7 @@ def test_every_character_of_a_field_survives_the_table(tmp_path: Path) -> None:
     show.write_text("import json, sys\nprint(json.dumps(sys.argv[1:]))\n")
     script = (f"say() {{ echo \"$*\"; }}\nTABLE={table}\nNFIELDS=12\n{READ}\n"
               f'row 0 || exit 9\ncd {tmp_path}\nexec python3 {show} "$EVALS" "${{ARGV[@]}}"\n')
-    proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30,
+    proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=300,
                           cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert json.loads(proc.stdout) == ["f11", *words]

@@ -58,7 +58,7 @@ def _script(call: list[str]) -> tuple[str, str]:
 
 def _submit(out: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["bash", str(out / "submit.sh"), *args], env=env,
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=300)
 
 
 def _plan(seeds: int) -> dict[str, object]:
@@ -110,7 +110,7 @@ def test_1002_runs_without_a_controller_go_in_arrays_of_1001(tmp_path: Path) -> 
     env = {**os.environ, "SLURM_ARRAY_TASK_ID": "0", "SLURM_JOB_ID": "9",
            "SLURM_ARRAY_JOB_ID": "9"}
     task = subprocess.run(["bash", str(out / "campaign.sbatch"), "1001"], env=env,
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=300)
     assert task.returncode == 0, task.stdout + task.stderr
     assert h.done_record(plan_path.parent, runs[1001]).exists()
     assert not h.done_record(plan_path.parent, runs[0]).exists()
@@ -149,7 +149,7 @@ def test_absolute_roots_reach_the_task_as_run_passes_them(tmp_path: Path) -> Non
     env = {**os.environ, "SLURM_ARRAY_TASK_ID": "0", "SLURM_JOB_ID": "5",
            "SLURM_ARRAY_JOB_ID": "5"}
     task = subprocess.run(["bash", str(out / "campaign.sbatch")], env=env,
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=300)
     assert task.returncode == 0, task.stdout + task.stderr
     seen = dict(line.split("=", 1) for line in
                 (shared / run.id / "env.txt").read_text().splitlines() if "=" in line)

@@ -1,4 +1,5 @@
-"""Writing `plan.toml` and `order.toml`: deterministic text, atomic files."""
+"""Writing and reading `plan.toml` with its runs file, and `order.toml`: deterministic
+text, atomic files, one checked reader."""
 
 from __future__ import annotations
 
@@ -65,9 +66,9 @@ def order_toml(order: Order) -> str:
 
 def write_exports(out_dir: str | Path, plan: Plan, order: Order, *,
                   force: bool = False, extra: Sequence[Path] = ()) -> list[Path]:
-    """Write both files into `out_dir`, with the finished files `extra` (a corpus's shard
-    list) moved in beside them, as a unit: all are replaced, or none (a full disk, a file
-    that would be overwritten without `force`)."""
+    """Write plan.toml, its runs file and order.toml into `out_dir`, with the finished
+    files `extra` (a corpus's shard list) moved in beside them, as a unit: all are
+    replaced, or none (a full disk, a file that would be overwritten without `force`)."""
     out = Path(out_dir).expanduser()  # as given: a relative folder is shown relative
     targets = [*plan_files(plan, out), (out / "order.toml", order_toml(order))]
     moves = [(out / p.name, p) for p in extra]

@@ -74,7 +74,7 @@ def make_plan(folder: Path, data: dict[str, Any] | None = None) -> Path:
     return folder / "plan.toml"
 
 
-def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """`campaign-planner ARGS` in a fresh interpreter."""
     return subprocess.run([sys.executable, "-m", "planner", *args], capture_output=True,
                           text=True, timeout=timeout)
@@ -112,7 +112,7 @@ def campaign_pids(workdir: Path) -> list[int]:
     return pids
 
 
-def wait_gone(workdir: Path, timeout: float = 10.0) -> None:
+def wait_gone(workdir: Path, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while campaign_pids(workdir):
         assert time.monotonic() < deadline, f"processes left: {campaign_pids(workdir)}"
